@@ -1,0 +1,262 @@
+//===- MpShapeOps.td - constants, shapes and data movement -*- tablegen -*-===//
+
+#ifndef MP_DIALECT_MP_IR_MPSHAPEOPS_TD
+#define MP_DIALECT_MP_IR_MPSHAPEOPS_TD
+
+include "mp/Dialect/Mp/IR/MpBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+def Mp_ConstantOp : Mp_Op<"constant", [ConstantLike, Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "a constant tensor (ONNX initializer or Constant node)";
+  let description = [{
+    Large initializers are held as `dense_resource` blobs that own the bytes
+    read from the model (no copy into the context); small ones as `dense`.
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def Mp_ShapeOp : Mp_CustomInferOp<"shape"> {
+  let summary = "the dims [start, end) of the input's shape, as i64";
+  let arguments = (ins Mp_Tensor:$input,
+                   DefaultValuedAttr<I64Attr, "0">:$start,
+                   OptionalAttr<I64Attr>:$end);
+  let results = (outs Mp_I64Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+def Mp_SizeOp : Mp_CustomInferOp<"size"> {
+  let summary = "number of elements, as a rank-0 i64 tensor";
+  let arguments = (ins Mp_Tensor:$input);
+  let results = (outs Mp_I64Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+def Mp_ConstantOfShapeOp : Mp_CustomInferOp<"constant_of_shape"> {
+  let summary = "a tensor of the given shape filled with `value`";
+  let arguments = (ins Mp_I64Tensor:$shape, ElementsAttr:$value);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = "$shape attr-dict `:` type($shape) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def Mp_RangeOp : Mp_CustomInferOp<"range", [SameOperandsAndResultElementType]> {
+  let summary = "[start, limit) by delta (rank-0 operands)";
+  let arguments = (ins Mp_NumericTensor:$start, Mp_NumericTensor:$limit,
+                   Mp_NumericTensor:$delta);
+  let results = (outs Mp_NumericTensor:$output);
+  let assemblyFormat = [{
+    $start `,` $limit `,` $delta attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Mp_ReshapeOp : Mp_CustomInferOp<"reshape"> {
+  let summary = "reshape; shape entries 0 copy the input dim unless allowzero, -1 is inferred";
+  let arguments = (ins Mp_Tensor:$input, Mp_I64Tensor:$shape,
+                   DefaultValuedAttr<BoolAttr, "false">:$allowzero);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $shape attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Mp_ExpandOp : Mp_CustomInferOp<"expand"> {
+  let summary = "broadcast the input to `shape` (numpy rules)";
+  let arguments = (ins Mp_Tensor:$input, Mp_I64Tensor:$shape);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $shape attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Mp_FlattenOp : Mp_CustomInferOp<"flatten"> {
+  let summary = "reshape to 2-D: [prod(dims[:axis]), prod(dims[axis:])]";
+  let arguments = (ins Mp_Tensor:$input, DefaultValuedAttr<I64Attr, "1">:$axis);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Mp_SqueezeOp : Mp_CustomInferOp<"squeeze"> {
+  let summary = "remove the size-1 dims listed in axes";
+  let arguments = (ins Mp_Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+def Mp_UnsqueezeOp : Mp_CustomInferOp<"unsqueeze"> {
+  let summary = "insert size-1 dims at axes (of the output)";
+  let arguments = (ins Mp_Tensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+def Mp_TransposeOp : Mp_CustomInferOp<"transpose"> {
+  let summary = "permute dims: output dim i is input dim perm[i]";
+  let arguments = (ins Mp_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Mp_ConcatOp : Mp_CustomInferOp<"concat", [SameOperandsAndResultElementType]> {
+  let summary = "join along axis";
+  let arguments = (ins Variadic<Mp_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Mp_SplitOp : Mp_CustomInferOp<"split"> {
+  let summary = "split along axis into pieces of the sizes in `split`";
+  let description = [{
+    `split` lists the size of every output; the importer resolves the ONNX
+    forms (sizes as attribute before opset 13, as input after, equal split,
+    `num_outputs` in opset 18 with a smaller last piece). A dynamic size is
+    written -1.
+  }];
+  let arguments = (ins Mp_Tensor:$input, I64Attr:$axis,
+                   DenseI64ArrayAttr:$split);
+  let results = (outs Variadic<Mp_Tensor>:$outputs);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($outputs)";
+  let hasVerifier = 1;
+}
+
+def Mp_SliceOp : Mp_CustomInferOp<"slice", [AttrSizedOperandSegments]> {
+  let summary = "ONNX Slice: starts/ends/axes/steps as 1-D integer tensors";
+  let arguments = (ins Mp_Tensor:$input, Mp_IndexTensor:$starts,
+                   Mp_IndexTensor:$ends, Optional<Mp_IndexTensor>:$axes,
+                   Optional<Mp_IndexTensor>:$steps);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $starts `,` $ends (`axes` $axes^)? (`steps` $steps^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Mp_GatherOp : Mp_CustomInferOp<"gather"> {
+  let summary = "take slices of data along axis at indices (negative wraps)";
+  let arguments = (ins Mp_Tensor:$data, Mp_IndexTensor:$indices,
+                   DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Mp_GatherElementsOp : Mp_CustomInferOp<"gather_elements"> {
+  let summary = "out[i][j][k] = data[index][j][k] (index from indices, along axis)";
+  let arguments = (ins Mp_Tensor:$data, Mp_IndexTensor:$indices,
+                   DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Mp_GatherNDOp : Mp_CustomInferOp<"gather_nd"> {
+  let summary = "gather slices addressed by the last axis of indices";
+  let arguments = (ins Mp_Tensor:$data, Mp_I64Tensor:$indices,
+                   DefaultValuedAttr<I64Attr, "0">:$batch_dims);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $data `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Mp_ScatterNDOp : Mp_InferOp<"scatter_nd", [], "return ::mp::inferSameAsOperand("
+    "adaptor.getOperands(), 0, inferredReturnTypes);"> {
+  let summary = "copy of data with slices at indices replaced (or reduced) by updates";
+  let arguments = (ins Mp_Tensor:$data, Mp_I64Tensor:$indices,
+                   Mp_Tensor:$updates,
+                   DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mp_TensorScatterOp : Mp_InferOp<"tensor_scatter", [],
+    "return ::mp::inferSameAsOperand(adaptor.getOperands(), 0, "
+    "inferredReturnTypes);"> {
+  let summary = "write update into a cache at per-batch positions (ONNX TensorScatter-24)";
+  let arguments = (ins Mp_Tensor:$past_cache, Mp_Tensor:$update,
+                   Optional<Mp_I64Tensor>:$write_indices,
+                   DefaultValuedAttr<I64Attr, "-2">:$axis,
+                   DefaultValuedAttr<StrAttr, "\"linear\"">:$mode);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $past_cache `,` $update (`at` $write_indices^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mp_PadOp : Mp_CustomInferOp<"pad", [AttrSizedOperandSegments]> {
+  let summary = "pad with begin/end amounts per axis (constant, reflect, edge, wrap)";
+  let arguments = (ins Mp_Tensor:$input, Mp_I64Tensor:$pads,
+                   Optional<Mp_Tensor>:$constant_value,
+                   Optional<Mp_IndexTensor>:$axes,
+                   DefaultValuedAttr<StrAttr, "\"constant\"">:$mode);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $pads (`value` $constant_value^)? (`axes` $axes^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mp_TileOp : Mp_CustomInferOp<"tile"> {
+  let summary = "repeat the input `repeats[i]` times along axis i";
+  let arguments = (ins Mp_Tensor:$input, Mp_I64Tensor:$repeats);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $repeats attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Mp_TriluOp : Mp_InferOp<"trilu", [],
+    "return ::mp::inferSameAsOperand(adaptor.getOperands(), 0, "
+    "inferredReturnTypes);"> {
+  let summary = "keep the upper or lower triangle (diagonal offset k) of the last two dims";
+  let arguments = (ins Mp_Tensor:$input, Optional<Mp_I64Tensor>:$k,
+                   DefaultValuedAttr<BoolAttr, "true">:$upper);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $input (`k` $k^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Mp_ResizeOp : Mp_CustomInferOp<"resize", [AttrSizedOperandSegments]> {
+  let summary = "ONNX Resize (nearest, linear, cubic) by scales or sizes";
+  let arguments = (ins Mp_Tensor:$input, Optional<Mp_FloatTensor>:$roi,
+                   Optional<Mp_FloatTensor>:$scales,
+                   Optional<Mp_I64Tensor>:$sizes,
+                   DefaultValuedAttr<I64Attr, "0">:$antialias,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes,
+                   DefaultValuedAttr<StrAttr, "\"half_pixel\"">:$coordinate_transformation_mode,
+                   DefaultValuedAttr<F32Attr, "-0.75">:$cubic_coeff_a,
+                   DefaultValuedAttr<I64Attr, "0">:$exclude_outside,
+                   DefaultValuedAttr<F32Attr, "0.0">:$extrapolation_value,
+                   DefaultValuedAttr<StrAttr, "\"stretch\"">:$keep_aspect_ratio_policy,
+                   DefaultValuedAttr<StrAttr, "\"nearest\"">:$mode,
+                   DefaultValuedAttr<StrAttr, "\"round_prefer_floor\"">:$nearest_mode);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $input (`roi` $roi^)? (`scales` $scales^)? (`sizes` $sizes^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // MP_DIALECT_MP_IR_MPSHAPEOPS_TD

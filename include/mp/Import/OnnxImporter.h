@@ -1,0 +1,46 @@
+//===- OnnxImporter.h - ONNX model to mp dialect ----------------*- C++ -*-===//
+//
+// Public entry points of the ONNX importer. No protobuf or ONNX types appear
+// here: the importer's translation units are the only ones built with C++
+// exceptions (ONNX headers need them; LLVM/MLIR are built without).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MP_IMPORT_ONNXIMPORTER_H
+#define MP_IMPORT_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mp {
+
+/// Options of the ONNX importer.
+struct ImportOptions {
+  /// Name of the imported function.
+  std::string functionName = "main_graph";
+  /// Initializers with at least this many bytes become `dense_resource`
+  /// blobs that own the model's bytes; smaller ones are `dense` attributes.
+  int64_t resourceThresholdBytes = 1024;
+};
+
+/// True when `path` names an ONNX model the importer reads (`.onnx`,
+/// `.onnxtext`, `.onnxtxt`).
+bool isOnnxFile(llvm::StringRef path);
+
+/// Imports the model at `path`: binary protobuf, or ONNX text syntax when the
+/// extension is `.onnxtext`/`.onnxtxt`. External data is resolved relative to
+/// the model's directory. Errors are reported through the context's
+/// diagnostic handler; returns null on failure.
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxFile(llvm::StringRef path, mlir::MLIRContext *context,
+               const ImportOptions &options = {});
+
+/// Prints the ONNX ops the importer handles, one per line:
+/// `domain op_type since_version,since_version,...`.
+void printSupportedOnnxOps(llvm::raw_ostream &os);
+
+} // namespace mp
+
+#endif // MP_IMPORT_ONNXIMPORTER_H

@@ -1,0 +1,21 @@
+//===- Passes.h - mp transformation passes ----------------------*- C++ -*-===//
+
+#ifndef MP_TRANSFORMS_PASSES_H
+#define MP_TRANSFORMS_PASSES_H
+
+#include "mp/Dialect/Mp/IR/MpDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mp {
+
+#define GEN_PASS_DECL
+#include "mp/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "mp/Transforms/Passes.h.inc"
+
+} // namespace mp
+
+#endif // MP_TRANSFORMS_PASSES_H

@@ -1,0 +1,104 @@
+//===- MpElementwiseOps.cpp - elementwise ops: verifiers and folders ------===//
+
+#include "MpFoldUtils.h"
+#include "mp/Dialect/Mp/IR/MpOps.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mp;
+
+//===----------------------------------------------------------------------===//
+// Verifiers
+//===----------------------------------------------------------------------===//
+
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << getApproximate() << "\"";
+  return success();
+}
+
+LogicalResult ClipOp::verify() {
+  Type elt = elementTypeOf(getInput());
+  for (Value bound : {getMin(), getMax()}) {
+    if (!bound)
+      continue;
+    if (elementTypeOf(bound) != elt)
+      return emitOpError("bounds must have the input's element type ")
+             << elt << ", got " << bound.getType();
+    if (shapeOf(bound).size() != 0 && productOf(shapeOf(bound)) != 1)
+      return emitOpError("bounds must be scalars, got ") << bound.getType();
+  }
+  return success();
+}
+
+LogicalResult ModOp::verify() {
+  if (elementTypeOf(getLhs()) != elementTypeOf(getRhs()))
+    return emitOpError("operands must have the same element type");
+  if (isa<FloatType>(elementTypeOf(getLhs())) && !getFmod())
+    return emitOpError("fmod must be set for floating-point operands "
+                       "(ONNX Mod requires fmod=1 for floats)");
+  return success();
+}
+
+LogicalResult PReluOp::verify() {
+  if (elementTypeOf(getInput()) != elementTypeOf(getSlope()))
+    return emitOpError("slope must have the input's element type");
+  // PRelu broadcasts slope to the input unidirectionally.
+  if (failed(verifyCompatibleShape(shapeOf(getOutput()), shapeOf(getInput()))))
+    return emitOpError("slope of shape ")
+           << getSlope().getType() << " does not broadcast to the input";
+  return success();
+}
+
+LogicalResult WhereOp::verify() {
+  if (elementTypeOf(getX()) != elementTypeOf(getY()))
+    return emitOpError("x and y must have the same element type, got ")
+           << getX().getType() << " and " << getY().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Folders (integer shape arithmetic only)
+//===----------------------------------------------------------------------===//
+
+OpFoldResult IdentityOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  DenseIntElementsAttr input = asDenseInts(adaptor.getInput());
+  if (!input || !isFoldableIntType(getType()) ||
+      elementTypeOf(getOutput()).isInteger(1))
+    return {};
+  return makeInts(getType(), readInts(input));
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  return foldBinaryInts(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                        [](int64_t a, int64_t b) { return a + b; });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  return foldBinaryInts(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                        [](int64_t a, int64_t b) { return a - b; });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  return foldBinaryInts(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                        [](int64_t a, int64_t b) { return a * b; });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  return foldBinaryInts(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                        [](int64_t a, int64_t b) -> std::optional<int64_t> {
+                          if (b == 0)
+                            return std::nullopt;
+                          return a / b;
+                        });
+}

@@ -1,0 +1,154 @@
+//===- NodeContext.cpp - per-node import context and op table -------------===//
+
+#include "NodeImporter.h"
+#include "OnnxTensors.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+
+namespace mp::import {
+
+InFlightDiagnostic NodeContext::error() const {
+  StringRef domain = normalizeDomain(node.domain());
+  return emitError(loc) << "node '"
+                        << (node.name().empty() ? node.op_type() : node.name())
+                        << "' (" << node.op_type() << ", "
+                        << (domain.empty() ? "ai.onnx" : domain) << " v"
+                        << since << "): ";
+}
+
+FailureOr<Value> NodeContext::required(size_t i, StringRef what) const {
+  if (Value v = in(i))
+    return v;
+  return error() << "missing required input #" << i << " (" << what << ")";
+}
+
+std::optional<SmallVector<int64_t>> NodeContext::constInts(size_t i) const {
+  return getConstantInts(in(i));
+}
+
+FailureOr<std::optional<SmallVector<int64_t>>>
+NodeContext::requireConstInts(size_t i, StringRef what) const {
+  if (!in(i))
+    return std::optional<SmallVector<int64_t>>();
+  std::optional<SmallVector<int64_t>> values = constInts(i);
+  if (!values)
+    return error() << what << " (input #" << i
+                   << ") must be a constant; computed " << what
+                   << " are not supported";
+  return values;
+}
+
+ValueList NodeContext::presentInputs() const {
+  ValueList out;
+  for (Value v : inputs)
+    if (v)
+      out.push_back(v);
+  return out;
+}
+
+const onnx::AttributeProto *NodeContext::attr(StringRef name) const {
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+LogicalResult
+NodeContext::checkAttrType(StringRef name,
+                           onnx::AttributeProto::AttributeType type) const {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a || a->type() == type ||
+      a->type() == onnx::AttributeProto::UNDEFINED)
+    return success();
+  return error() << "attribute '" << name << "' must be "
+                 << onnx::AttributeProto::AttributeType_Name(type) << ", got "
+                 << onnx::AttributeProto::AttributeType_Name(a->type());
+}
+
+int64_t NodeContext::getInt(StringRef name, int64_t dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->i() : dflt;
+}
+
+float NodeContext::getFloat(StringRef name, float dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->f() : dflt;
+}
+
+std::string NodeContext::getString(StringRef name, StringRef dflt) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->s() : dflt.str();
+}
+
+SmallVector<int64_t> NodeContext::getInts(StringRef name) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? SmallVector<int64_t>(a->ints().begin(), a->ints().end())
+           : SmallVector<int64_t>();
+}
+
+SmallVector<float> NodeContext::getFloats(StringRef name) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? SmallVector<float>(a->floats().begin(), a->floats().end())
+           : SmallVector<float>();
+}
+
+SmallVector<std::string> NodeContext::getStrings(StringRef name) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? SmallVector<std::string>(a->strings().begin(), a->strings().end())
+           : SmallVector<std::string>();
+}
+
+Value NodeContext::i64Vector(ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({(int64_t)values.size()}, b.getI64Type());
+  return ConstantOp::create(b, loc, DenseIntElementsAttr::get(type, values));
+}
+
+Value NodeContext::scalar(Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute attr;
+  if (auto ft = dyn_cast<FloatType>(elementType))
+    attr = DenseElementsAttr::get(type, b.getFloatAttr(ft, value));
+  else
+    attr = DenseElementsAttr::get(
+        type, b.getIntegerAttr(elementType, (int64_t)value));
+  return ConstantOp::create(b, loc, cast<ElementsAttr>(attr));
+}
+
+//===----------------------------------------------------------------------===//
+// OpTable
+//===----------------------------------------------------------------------===//
+
+void OpTable::add(StringRef domain, StringRef opType, std::vector<int64_t> since,
+                  ImportFn fn) {
+  table[{domain.str(), opType.str()}] = Entry{std::move(since), std::move(fn)};
+}
+
+const OpTable::Entry *OpTable::lookup(StringRef domain, StringRef opType,
+                                      int64_t opset, int64_t &since) const {
+  auto it = table.find({domain.str(), opType.str()});
+  if (it == table.end())
+    return nullptr;
+  since = -1;
+  for (int64_t v : it->second.sinceVersions)
+    if (v <= opset)
+      since = v;
+  return since < 0 ? nullptr : &it->second;
+}
+
+const OpTable &OpTable::get() {
+  static const OpTable table = [] {
+    OpTable t;
+    registerElementwiseImporters(t);
+    registerReductionImporters(t);
+    registerNNImporters(t);
+    registerShapeImporters(t);
+    registerAttentionImporters(t);
+    registerControlFlowImporters(t);
+    return t;
+  }();
+  return table;
+}
+
+} // namespace mp::import

@@ -1,0 +1,218 @@
+//===- OnnxImporter.cpp - ONNX model file to an mp module -----------------===//
+
+#include "mp/Import/OnnxImporter.h"
+#include "GraphImporter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "onnx/defs/parser.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+using namespace mlir;
+
+namespace mp {
+namespace {
+using namespace import;
+
+/// Oldest and newest default-domain opsets whose semantics mp handles.
+constexpr int64_t kMinOnnxOpset = 7;
+constexpr int64_t kMaxOnnxOpset = 27;
+/// com.microsoft contrib ops have a single version.
+constexpr int64_t kMaxMicrosoftOpset = 1;
+
+LogicalResult parseModel(StringRef path, onnx::ModelProto &model,
+                         Location loc) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return emitError(loc) << "cannot open model file '" << path
+                          << "': " << buffer.getError().message();
+  StringRef ext = llvm::sys::path::extension(path);
+  if (ext == ".onnxtext" || ext == ".onnxtxt") {
+    std::string text = (*buffer)->getBuffer().str();
+    try {
+      onnx::OnnxParser parser(text.c_str());
+      onnx::Common::Status status = parser.Parse(model);
+      if (!status.IsOK())
+        return emitError(loc) << "cannot parse ONNX text: "
+                              << status.ErrorMessage();
+    } catch (const std::exception &e) {
+      return emitError(loc) << "cannot parse ONNX text: " << e.what();
+    }
+    return success();
+  }
+  StringRef bytes = (*buffer)->getBuffer();
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
+  // Protobuf's default limit is far below large models' sizes; the format
+  // itself caps a message at 2 GiB (bigger models use external data).
+  stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  if (bytes.empty() || !model.ParseFromCodedStream(&stream) ||
+      !stream.ConsumedEntireMessage())
+    return emitError(loc) << "'" << path << "' is not a valid ONNX model "
+                          << "(malformed or truncated protobuf, "
+                          << bytes.size() << " bytes)";
+  return success();
+}
+
+LogicalResult collectOpsets(const onnx::ModelProto &model, Location loc,
+                            std::map<std::string, int64_t> &opsets) {
+  for (const auto &imp : model.opset_import())
+    opsets[normalizeDomain(imp.domain()).str()] = imp.version();
+  auto it = opsets.find("");
+  if (it == opsets.end()) {
+    // IR version 3+ requires an explicit import; older files meant opset 1.
+    return emitError(loc) << "the model imports no default-domain (ai.onnx) "
+                          << "opset";
+  }
+  if (it->second < kMinOnnxOpset || it->second > kMaxOnnxOpset)
+    return emitError(loc) << "ai.onnx opset " << it->second
+                          << " is not supported (mp handles opsets "
+                          << kMinOnnxOpset << " to " << kMaxOnnxOpset << ")";
+  auto ms = opsets.find("com.microsoft");
+  if (ms != opsets.end() && ms->second > kMaxMicrosoftOpset)
+    return emitError(loc) << "com.microsoft opset " << ms->second
+                          << " is not supported (mp handles opset 1)";
+  return success();
+}
+
+/// Dims named by `dim_param`, as an array attribute ("" for other dims).
+ArrayAttr dimParams(Builder &b, const onnx::TypeProto &type) {
+  if (!type.has_tensor_type() || !type.tensor_type().has_shape())
+    return {};
+  SmallVector<Attribute> names;
+  bool any = false;
+  for (const auto &d : type.tensor_type().shape().dim()) {
+    any |= d.has_dim_param();
+    names.push_back(b.getStringAttr(d.has_dim_param() ? d.dim_param() : ""));
+  }
+  return any ? b.getArrayAttr(names) : ArrayAttr();
+}
+
+OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
+                                  MLIRContext *ctx,
+                                  const ImportOptions &options) {
+  Location loc = FileLineColLoc::get(ctx, path, 0, 0);
+  if (!model.has_graph())
+    return emitError(loc) << "the model has no graph", nullptr;
+  std::map<std::string, int64_t> opsets;
+  if (failed(collectOpsets(model, loc, opsets)))
+    return nullptr;
+
+  TensorSource source;
+  source.baseDir = llvm::sys::path::parent_path(path).str();
+  source.resourceThresholdBytes = options.resourceThresholdBytes;
+  GraphImporter graph(ctx, path.str(), opsets, source);
+  onnx::GraphProto &g = *model.mutable_graph();
+  if (failed(graph.checkSupported(g)))
+    return nullptr;
+
+  OpBuilder b(ctx);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  (*module)->setAttr("mp.ir_version", b.getI64IntegerAttr(model.ir_version()));
+  SmallVector<NamedAttribute> opsetAttrs;
+  for (auto &[domain, version] : opsets)
+    opsetAttrs.push_back(b.getNamedAttr(domain.empty() ? "ai.onnx" : domain,
+                                        b.getI64IntegerAttr(version)));
+  (*module)->setAttr("mp.opsets", b.getDictionaryAttr(opsetAttrs));
+  if (!model.producer_name().empty())
+    (*module)->setAttr("mp.producer",
+                       b.getStringAttr(model.producer_name() + " " +
+                                       model.producer_version()));
+
+  // Graph inputs that are also initializers are weights (IR >= 4).
+  llvm::StringSet<> initializers;
+  for (const auto &init : g.initializer())
+    initializers.insert(init.name());
+  SmallVector<Type> argTypes;
+  SmallVector<const onnx::ValueInfoProto *> args;
+  for (const onnx::ValueInfoProto &in : g.input()) {
+    if (initializers.contains(in.name()))
+      continue;
+    FailureOr<RankedTensorType> type = convertValueType(
+        in.type(), graph.fileLoc(in.name()), "graph input '" + in.name() + "'");
+    if (failed(type))
+      return nullptr;
+    argTypes.push_back(*type);
+    args.push_back(&in);
+  }
+
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(b, loc, options.functionName,
+                                   b.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  graph.pushScope();
+  for (auto [i, in] : llvm::enumerate(args)) {
+    graph.bind(in->name(), entry->getArgument(i));
+    func.setArgAttr(i, "mp.name", b.getStringAttr(in->name()));
+    if (ArrayAttr dims = dimParams(b, in->type()))
+      func.setArgAttr(i, "mp.dims", dims);
+  }
+  b.setInsertionPointToStart(entry);
+  if (failed(graph.importBody(g, b)))
+    return nullptr;
+
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &out : g.output()) {
+    Location outLoc = graph.fileLoc(out.name());
+    Value v = graph.lookup(out.name());
+    if (!v)
+      return emitError(outLoc) << "graph output '" << out.name()
+                               << "' is not produced by any node",
+             nullptr;
+    // A declared output type must agree with what mp computed.
+    if (out.has_type() && out.type().has_tensor_type() &&
+        out.type().tensor_type().elem_type() != 0) {
+      Type declared = convertElementType(ctx, out.type().tensor_type().elem_type());
+      if (declared && declared != elementTypeOf(v))
+        return emitError(outLoc)
+                   << "graph output '" << out.name() << "' is declared "
+                   << onnxTypeName(out.type().tensor_type().elem_type())
+                   << " but its producer computes " << v.getType(),
+               nullptr;
+    }
+    results.push_back(v);
+  }
+  func::ReturnOp::create(b, loc, results);
+  func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (auto [i, out] : llvm::enumerate(g.output())) {
+    func.setResultAttr(i, "mp.name", b.getStringAttr(out.name()));
+    if (ArrayAttr dims = dimParams(b, out.type()))
+      func.setResultAttr(i, "mp.dims", dims);
+  }
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace
+
+bool isOnnxFile(StringRef path) {
+  StringRef ext = llvm::sys::path::extension(path);
+  return ext == ".onnx" || ext == ".onnxtext" || ext == ".onnxtxt";
+}
+
+OwningOpRef<ModuleOp> importOnnxFile(StringRef path, MLIRContext *context,
+                                     const ImportOptions &options) {
+  context->loadDialect<MpDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  if (failed(parseModel(path, model, FileLineColLoc::get(context, path, 0, 0))))
+    return nullptr;
+  return importModel(model, path, context, options);
+}
+
+void printSupportedOnnxOps(llvm::raw_ostream &os) {
+  for (const auto &[key, entry] : import::OpTable::get().entries()) {
+    os << (key.first.empty() ? "ai.onnx" : key.first) << " " << key.second
+       << " ";
+    llvm::interleave(entry.sinceVersions, os, ",");
+    os << "\n";
+  }
+}
+
+} // namespace mp

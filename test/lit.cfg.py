@@ -1,0 +1,30 @@
+# -*- Python -*-
+# lit configuration of the mp regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "MP"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtext"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.mp_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# The real ONNX models of ../shared/models (a sibling of the repository).
+models = os.path.normpath(os.path.join(config.mp_src_root, "..", "shared", "models"))
+if os.path.isdir(models):
+    config.available_features.add("shared-models")
+config.substitutions.append(("%shared_models", models))
+config.substitutions.append(("%examples", os.path.join(config.mp_src_root, "examples")))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+
+llvm_config.add_tool_substitutions(
+    [ToolSubst("mp-opt", unresolved="fatal")], [config.mp_tools_dir]
+)

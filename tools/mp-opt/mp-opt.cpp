@@ -1,0 +1,80 @@
+//===- mp-opt.cpp - the mp pass driver ------------------------------------===//
+//
+// mlir-opt with the mp dialect and passes, that also reads ONNX models:
+// `mp-opt model.onnx --mp-...` imports the model (binary or `.onnxtext`) and
+// runs the pipeline on it; `.mlir` inputs go through MlirOptMain unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mp/Dialect/Mp/IR/MpDialect.h"
+#include "mp/Import/OnnxImporter.h"
+#include "mp/Transforms/Passes.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+static llvm::cl::opt<bool>
+    listOnnxOps("list-onnx-ops",
+                llvm::cl::desc("Print the ONNX ops the importer supports "
+                               "(domain, op type, reviewed since-versions)"),
+                llvm::cl::init(false));
+
+/// Imports an ONNX model, runs the command-line pipeline and prints the IR.
+static LogicalResult runOnOnnx(StringRef inputFilename,
+                               StringRef outputFilename,
+                               DialectRegistry &registry) {
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = mp::importOnnxFile(inputFilename, &context);
+  if (!module)
+    return failure();
+  PassManager pm(&context, ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(pm)) ||
+      failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
+    return failure();
+  std::string error;
+  auto output = openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return failure();
+  }
+  module->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return success();
+}
+
+int main(int argc, char **argv) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<mp::MpDialect>();
+  registerAllPasses();
+  mp::registerMpPasses();
+
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv, "mp optimizer driver (MLIR files and ONNX models)\n",
+      registry);
+  if (listOnnxOps) {
+    mp::printSupportedOnnxOps(llvm::outs());
+    return 0;
+  }
+  if (mp::isOnnxFile(inputFilename))
+    return asMainReturnCode(runOnOnnx(inputFilename, outputFilename, registry));
+  return asMainReturnCode(
+      MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+}
