@@ -14,7 +14,7 @@ StringRef normalizeDomain(StringRef domain) {
   return domain == "ai.onnx" ? StringRef() : domain;
 }
 
-static std::string nodeName(const onnx::NodeProto &node) {
+std::string displayName(const onnx::NodeProto &node) {
   if (!node.name().empty())
     return node.name();
   for (const std::string &out : node.output())
@@ -29,7 +29,9 @@ Location GraphImporter::fileLoc(StringRef name) const {
 }
 
 Location GraphImporter::nodeLoc(const onnx::NodeProto &node) const {
-  return fileLoc(nodeName(node));
+  // The op type rides along as metadata: precision policies name op types.
+  return FusedLoc::get(ctx, {fileLoc(displayName(node))},
+                       StringAttr::get(ctx, node.op_type()));
 }
 
 int64_t GraphImporter::opsetOf(StringRef domain) const {
@@ -60,10 +62,11 @@ FailureOr<RankedTensorType> convertValueType(const onnx::TypeProto &type,
     return emitError(loc) << what << " has no shape (unknown rank); mp needs "
                           << "ranked tensors";
   SmallVector<int64_t> dims;
-  for (const auto &d : tensor.shape().dim())
-    dims.push_back(d.has_dim_value() && d.dim_value() >= 0
-                       ? d.dim_value()
-                       : ShapedType::kDynamic);
+  for (const auto &d : tensor.shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() < 0)
+      return emitError(loc) << what << " has negative dim " << d.dim_value();
+    dims.push_back(d.has_dim_value() ? d.dim_value() : ShapedType::kDynamic);
+  }
   return RankedTensorType::get(dims, elt);
 }
 
@@ -99,7 +102,7 @@ LogicalResult GraphImporter::checkSupported(const onnx::GraphProto &graph) {
     return success();
   std::map<std::string, int> summary;
   for (auto &[node, why] : bad) {
-    emitError(nodeLoc(*node)) << "node '" << nodeName(*node) << "': " << why;
+    emitError(nodeLoc(*node)) << "node '" << displayName(*node) << "': " << why;
     std::string domain = normalizeDomain(node->domain()).str();
     summary[(domain.empty() ? "" : domain + "::") + node->op_type()]++;
   }
@@ -225,7 +228,7 @@ LogicalResult GraphImporter::importNode(onnx::NodeProto &node, OpBuilder &b) {
   const OpTable::Entry *entry =
       OpTable::get().lookup(domain, node.op_type(), opsetOf(domain), since);
   if (!entry) // checkSupported ran first; this only guards misuse.
-    return emitError(loc) << "node '" << nodeName(node)
+    return emitError(loc) << "node '" << displayName(node)
                           << "': unsupported op " << node.op_type();
 
   SmallVector<Value> inputs;
@@ -236,7 +239,7 @@ LogicalResult GraphImporter::importNode(onnx::NodeProto &node, OpBuilder &b) {
     }
     Value v = lookup(name);
     if (!v)
-      return emitError(loc) << "node '" << nodeName(node) << "' ("
+      return emitError(loc) << "node '" << displayName(node) << "' ("
                             << node.op_type() << ") uses '" << name
                             << "', which no earlier node, input or initializer "
                                "defines (is the graph topologically sorted?)";
@@ -247,6 +250,8 @@ LogicalResult GraphImporter::importNode(onnx::NodeProto &node, OpBuilder &b) {
   FailureOr<ValueList> results = entry->fn(context);
   if (failed(results))
     return failure();
+  if (!context.attrError.empty())
+    return context.error() << context.attrError;
   for (auto [i, name] : llvm::enumerate(node.output())) {
     if (name.empty())
       continue;
@@ -254,6 +259,10 @@ LogicalResult GraphImporter::importNode(onnx::NodeProto &node, OpBuilder &b) {
       return context.error() << "output #" << i << " ('" << name
                              << "') is not supported by mp's import of "
                              << node.op_type();
+    if (scopes.back().count(name))
+      return context.error() << "output '" << name
+                             << "' is already defined (ONNX values are "
+                                "assigned once)";
     bind(name, (*results)[i]);
   }
   return success();

@@ -2,6 +2,7 @@
 
 #include "NodeImporter.h"
 #include "OnnxTensors.h"
+#include "GraphImporter.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 
@@ -11,9 +12,7 @@ namespace mp::import {
 
 InFlightDiagnostic NodeContext::error() const {
   StringRef domain = normalizeDomain(node.domain());
-  return emitError(loc) << "node '"
-                        << (node.name().empty() ? node.op_type() : node.name())
-                        << "' (" << node.op_type() << ", "
+  return emitError(loc) << "node '" << displayName(node) << "' (" << node.op_type() << ", "
                         << (domain.empty() ? "ai.onnx" : domain) << " v"
                         << since << "): ";
 }
@@ -67,37 +66,75 @@ NodeContext::checkAttrType(StringRef name,
                  << onnx::AttributeProto::AttributeType_Name(a->type());
 }
 
-int64_t NodeContext::getInt(StringRef name, int64_t dflt) const {
+const onnx::AttributeProto *
+NodeContext::typedAttr(StringRef name,
+                       onnx::AttributeProto::AttributeType type) const {
   const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return nullptr;
+  // Old writers leave `type` unset; trust the field that is filled then.
+  if (a->type() == type || a->type() == onnx::AttributeProto::UNDEFINED)
+    return a;
+  if (attrError.empty())
+    attrError = ("attribute '" + name + "' must be " +
+                 onnx::AttributeProto::AttributeType_Name(type) + ", got " +
+                 onnx::AttributeProto::AttributeType_Name(a->type()))
+                    .str();
+  return nullptr;
+}
+
+int64_t NodeContext::getInt(StringRef name, int64_t dflt) const {
+  const onnx::AttributeProto *a = typedAttr(name, onnx::AttributeProto::INT);
   return a ? a->i() : dflt;
 }
 
 float NodeContext::getFloat(StringRef name, float dflt) const {
-  const onnx::AttributeProto *a = attr(name);
+  const onnx::AttributeProto *a = typedAttr(name, onnx::AttributeProto::FLOAT);
   return a ? a->f() : dflt;
 }
 
 std::string NodeContext::getString(StringRef name, StringRef dflt) const {
-  const onnx::AttributeProto *a = attr(name);
+  const onnx::AttributeProto *a =
+      typedAttr(name, onnx::AttributeProto::STRING);
   return a ? a->s() : dflt.str();
 }
 
 SmallVector<int64_t> NodeContext::getInts(StringRef name) const {
-  const onnx::AttributeProto *a = attr(name);
+  const onnx::AttributeProto *a = typedAttr(name, onnx::AttributeProto::INTS);
   return a ? SmallVector<int64_t>(a->ints().begin(), a->ints().end())
            : SmallVector<int64_t>();
 }
 
 SmallVector<float> NodeContext::getFloats(StringRef name) const {
-  const onnx::AttributeProto *a = attr(name);
+  const onnx::AttributeProto *a =
+      typedAttr(name, onnx::AttributeProto::FLOATS);
   return a ? SmallVector<float>(a->floats().begin(), a->floats().end())
            : SmallVector<float>();
 }
 
 SmallVector<std::string> NodeContext::getStrings(StringRef name) const {
-  const onnx::AttributeProto *a = attr(name);
+  const onnx::AttributeProto *a =
+      typedAttr(name, onnx::AttributeProto::STRINGS);
   return a ? SmallVector<std::string>(a->strings().begin(), a->strings().end())
            : SmallVector<std::string>();
+}
+
+ValueList NodeContext::foldResults(Operation *op) {
+  ValueList values(op->getResults());
+  SmallVector<OpFoldResult> folded;
+  if (failed(op->fold(folded)) || folded.size() != op->getNumResults())
+    return values;
+  for (auto [i, f] : llvm::enumerate(folded)) {
+    if (auto v = dyn_cast<Value>(f)) {
+      values[i] = v;
+    } else if (Operation *c = op->getDialect()->materializeConstant(
+                   b, cast<Attribute>(f), op->getResult(i).getType(), loc)) {
+      values[i] = c->getResult(0);
+    }
+  }
+  if (llvm::none_of(values, [&](Value v) { return v.getDefiningOp() == op; }))
+    op->erase();
+  return values;
 }
 
 Value NodeContext::i64Vector(ArrayRef<int64_t> values) {

@@ -109,19 +109,30 @@ public:
                                             b.getNoneType());
     OpTy::build(b, state, mlir::TypeRange(placeholders),
                 std::forward<Args>(args)...);
+    // Inference reads attributes before the op exists: give it defaults.
+    if constexpr (!std::is_same_v<typename OpTy::Properties,
+                                  mlir::EmptyProperties>) {
+      state.getOrAddProperties<typename OpTy::Properties>();
+      state.name.populateDefaultProperties(state.getRawProperties());
+    }
     if (failed(inferTypes<OpTy>(state)))
       return mlir::failure();
     return mlir::cast<OpTy>(b.create(state));
   }
 
-  /// Creates `OpTy` and returns all of its results.
+  /// Creates `OpTy` and returns its results, folded to constants where the
+  /// op folds (static shape computations), so that later ops see them.
   template <typename OpTy, typename... Args>
   FailureOr<ValueList> results(Args &&...args) {
     FailureOr<OpTy> op = create<OpTy>(std::forward<Args>(args)...);
     if (failed(op))
       return mlir::failure();
-    return ValueList((*op)->getResults());
+    return foldResults(*op);
   }
+
+  /// The results of `op`, replaced by constants or existing values where it
+  /// folds (the op is erased if nothing uses it any more).
+  ValueList foldResults(mlir::Operation *op);
 
   /// A constant i64 vector (for shapes, axes, pads).
   Value i64Vector(llvm::ArrayRef<int64_t> values);
@@ -145,16 +156,36 @@ private:
 
   template <typename OpTy> LogicalResult inferTypes(mlir::OperationState &state) {
     llvm::SmallVector<Type, 4> types;
-    if (failed(OpTy::inferReturnTypes(
-            ctx(), loc, state.operands,
-            state.attributes.getDictionary(ctx()), state.getRawProperties(),
-            state.regions, types)))
-      return mlir::failure();
+    std::string message;
+    LogicalResult inferred = mlir::success();
+    {
+      // Re-emit inference errors prefixed with the node, op type and opset.
+      mlir::ScopedDiagnosticHandler capture(ctx(), [&](mlir::Diagnostic &d) {
+        if (message.empty())
+          message = d.str();
+        return mlir::success();
+      });
+      inferred = OpTy::inferReturnTypes(
+          ctx(), loc, state.operands, state.attributes.getDictionary(ctx()),
+          state.getRawProperties(), state.regions, types);
+    }
+    if (failed(inferred))
+      return error() << (message.empty() ? "type inference failed" : message);
     state.types.assign(types.begin(), types.end());
     return mlir::success();
   }
 
+  /// Attribute `name` if present with type `type`; records a type error
+  /// (reported after the handler) otherwise.
+  const onnx::AttributeProto *
+  typedAttr(llvm::StringRef name,
+            onnx::AttributeProto::AttributeType type) const;
+
   llvm::ArrayRef<Value> inputs;
+
+public:
+  /// The first attribute type error a getter saw, if any.
+  mutable std::string attrError;
 };
 
 /// An op handler. Returns one Value per ONNX output (null for outputs the
@@ -191,6 +222,10 @@ public:
 private:
   std::map<std::pair<std::string, std::string>, Entry> table;
 };
+
+/// The name diagnostics use for `node`: its ONNX name, else
+/// "OpType(first output)".
+std::string displayName(const onnx::NodeProto &node);
 
 /// Normalized ONNX domain name ("ai.onnx" → "").
 llvm::StringRef normalizeDomain(llvm::StringRef domain);

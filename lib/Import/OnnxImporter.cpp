@@ -4,6 +4,7 @@
 #include "GraphImporter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -12,6 +13,10 @@
 #include "onnx/defs/parser.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -46,17 +51,26 @@ LogicalResult parseModel(StringRef path, onnx::ModelProto &model,
     }
     return success();
   }
-  StringRef bytes = (*buffer)->getBuffer();
-  google::protobuf::io::CodedInputStream stream(
-      reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size());
-  // Protobuf's default limit is far below large models' sizes; the format
-  // itself caps a message at 2 GiB (bigger models use external data).
-  stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
-  if (bytes.empty() || !model.ParseFromCodedStream(&stream) ||
-      !stream.ConsumedEntireMessage())
+  uint64_t size = (*buffer)->getBufferSize();
+  buffer->reset(); // Read through a small stream buffer instead.
+  int fd = ::open(path.str().c_str(), O_RDONLY);
+  if (fd < 0)
+    return emitError(loc) << "cannot open model file '" << path << "'";
+  bool ok;
+  {
+    google::protobuf::io::FileInputStream file(fd, /*block_size=*/1 << 20);
+    google::protobuf::io::CodedInputStream stream(&file);
+    // Protobuf's default limit is far below large models' sizes; the format
+    // itself caps a message at 2 GiB (bigger models use external data).
+    stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
+    ok = size > 0 && model.ParseFromCodedStream(&stream) &&
+         stream.ConsumedEntireMessage();
+  }
+  ::close(fd);
+  if (!ok)
     return emitError(loc) << "'" << path << "' is not a valid ONNX model "
-                          << "(malformed or truncated protobuf, "
-                          << bytes.size() << " bytes)";
+                          << "(malformed or truncated protobuf, " << size
+                          << " bytes)";
   return success();
 }
 
@@ -92,6 +106,40 @@ ArrayAttr dimParams(Builder &b, const onnx::TypeProto &type) {
     names.push_back(b.getStringAttr(d.has_dim_param() ? d.dim_param() : ""));
   }
   return any ? b.getArrayAttr(names) : ArrayAttr();
+}
+
+/// Verifies `module`, re-emitting each error prefixed with the ONNX node it
+/// comes from (the location alone prints as the file).
+LogicalResult verifyNamingNodes(ModuleOp module) {
+  std::vector<std::pair<Location, std::string>> errors;
+  LogicalResult result = success();
+  {
+    ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error)
+        errors.push_back({d.getLocation(), d.str()});
+      return success();
+    });
+    result = verify(module);
+  }
+  for (auto &[loc, message] : errors) {
+    std::string node;
+    loc->walk([&](Location l) {
+      if (auto name = dyn_cast<NameLoc>(l)) {
+        node = name.getName().str();
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    std::string type;
+    if (auto fused = dyn_cast<FusedLoc>(loc))
+      if (auto t = dyn_cast_if_present<StringAttr>(fused.getMetadata()))
+        type = " (" + t.str() + ")";
+    if (node.empty())
+      emitError(loc) << message;
+    else
+      emitError(loc) << "node '" << node << "'" << type << ": " << message;
+  }
+  return result;
 }
 
 OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
@@ -176,6 +224,18 @@ OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
                    << " but its producer computes " << v.getType(),
                nullptr;
     }
+    if (out.has_type() && out.type().has_tensor_type() &&
+        out.type().tensor_type().has_shape()) {
+      SmallVector<int64_t> dims;
+      for (const auto &d : out.type().tensor_type().shape().dim())
+        dims.push_back(d.has_dim_value() ? d.dim_value() : ShapedType::kDynamic);
+      if (failed(verifyCompatibleShape(dims, shapeOf(v))))
+        return emitError(outLoc) << "graph output '" << out.name()
+                                 << "' is declared with shape ["
+                                 << llvm::make_range(dims.begin(), dims.end())
+                                 << "] but mp infers " << v.getType(),
+               nullptr;
+    }
     results.push_back(v);
   }
   func::ReturnOp::create(b, loc, results);
@@ -185,7 +245,7 @@ OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
     if (ArrayAttr dims = dimParams(b, out.type()))
       func.setResultAttr(i, "mp.dims", dims);
   }
-  if (failed(verify(*module)))
+  if (failed(verifyNamingNodes(*module)))
     return nullptr;
   return module;
 }

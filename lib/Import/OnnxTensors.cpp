@@ -20,6 +20,13 @@ StringRef onnxTypeName(int32_t onnxType) {
   if (onnx::TensorProto_DataType_IsValid(onnxType))
     return onnx::TensorProto_DataType_Name(
         static_cast<onnx::TensorProto_DataType>(onnxType));
+  // Types newer than the ONNX 1.12 protobuf this is built with.
+  static const char *const newer[] = {
+      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+      "UINT4",        "INT4",           "FLOAT4E2M1", "FLOAT8E8M0",
+      "UINT2",        "INT2"};
+  if (onnxType >= 17 && onnxType < 17 + (int32_t)std::size(newer))
+    return newer[onnxType - 17];
   return "UNKNOWN";
 }
 
@@ -184,7 +191,10 @@ FailureOr<ElementsAttr> convertTensor(onnx::TensorProto &t,
       return emitError(loc) << "tensor '" << t.name() << "' has negative dim "
                             << d;
     dims.push_back(d);
-    count *= d;
+    // Sizes beyond 2^48 elements are not real tensors; they overflow.
+    if (__builtin_mul_overflow(count, d, &count) || count > (int64_t(1) << 48))
+      return emitError(loc) << "tensor '" << t.name()
+                            << "' has an impossible number of elements";
   }
   auto type = RankedTensorType::get(dims, elt);
   int64_t expected = count * rawElementSize(elt);

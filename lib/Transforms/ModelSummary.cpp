@@ -59,7 +59,8 @@ struct ModelSummaryPass : public mp::impl::ModelSummaryBase<ModelSummaryPass> {
     std::string error;
     auto file = openOutputFile(outputFile, &error);
     if (!file) {
-      getOperation().emitError("cannot open summary output: ") << error;
+      emitError(getOperation().getLoc(), "cannot open summary output: ")
+          << error;
       return signalPassFailure();
     }
     llvm::raw_ostream &os = file->os();

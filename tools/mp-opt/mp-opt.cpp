@@ -65,6 +65,7 @@ int main(int argc, char **argv) {
   registry.insert<mp::MpDialect>();
   registerAllPasses();
   mp::registerMpPasses();
+  mp::registerMpPipelines();
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "mp optimizer driver (MLIR files and ONNX models)\n",

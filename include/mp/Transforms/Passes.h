@@ -7,6 +7,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mp {
 
@@ -15,6 +16,14 @@ namespace mp {
 
 #define GEN_PASS_REGISTRATION
 #include "mp/Transforms/Passes.h.inc"
+
+/// Adds mp-assign-precision and mp-insert-casts with shared options.
+void buildMixedPrecisionPipeline(mlir::OpPassManager &pm,
+                                 llvm::StringRef policy, llvm::StringRef plan,
+                                 bool report, int keepIoTypes);
+
+/// Registers the named pipelines (`mp-mixed-precision`).
+void registerMpPipelines();
 
 } // namespace mp
 

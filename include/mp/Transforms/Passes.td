@@ -20,4 +20,56 @@ def ModelSummary : Pass<"mp-model-summary", "mlir::ModuleOp"> {
   let dependentDialects = ["::mp::MpDialect"];
 }
 
+def AssignPrecision : Pass<"mp-assign-precision", "mlir::ModuleOp"> {
+  let summary = "Decide fp16 or fp32 for every float op from a precision policy";
+  let description = [{
+    Classifies every float op (allow / infer / deny / clear, from the policy
+    file or the built-in default in docs/precision.md), applies the safety
+    rules (shape/index guard, constants out of fp16 range, mask sentinels)
+    and propagates as TensorFlow's auto-mixed-precision does. Each op gets a
+    `mp.precision = #mp.precision<compute, acc = ..., class, "rule">`
+    attribute; types do not change until `mp-insert-casts`. With `plan=`,
+    writes every decision and the totals as JSON (itself a valid policy);
+    with `report=1`, prints a summary table on stderr.
+  }];
+  let options = [
+    Option<"policyFile", "policy", "std::string", /*default=*/"\"\"",
+           "JSON precision policy (default: the built-in policy)">,
+    Option<"planFile", "plan", "std::string", /*default=*/"\"\"",
+           "Write the precision plan (JSON) to this file">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print the precision summary table on stderr">,
+    Option<"keepIoTypes", "keep-io-types", "int", /*default=*/"-1",
+           "Keep graph inputs/outputs in their types (1/0; -1: from the "
+           "policy, else 1)">,
+  ];
+  let dependentDialects = ["::mp::MpDialect"];
+}
+
+def InsertCasts : Pass<"mp-insert-casts", "mlir::ModuleOp"> {
+  let summary = "Materialize precision decisions as f16 types and mp.cast ops";
+  let description = [{
+    Rewrites every op decided by `mp-assign-precision` to its compute type:
+    one `mp.cast` per (value, type) shared by all users, constants converted
+    at compile time (weights stored as f16; mask sentinels rewritten),
+    ONNX casts retargeted when all their users run in f16, and graph
+    inputs/outputs kept in their types with keep-io-types.
+  }];
+  let options = [
+    Option<"keepIoTypes", "keep-io-types", "int", /*default=*/"-1",
+           "Keep graph inputs/outputs in their types (1/0; -1: as "
+           "mp-assign-precision decided, else 1)">,
+  ];
+  let dependentDialects = ["::mp::MpDialect"];
+}
+
+def PrecisionReport : Pass<"mp-precision-report", "mlir::ModuleOp"> {
+  let summary = "Print the precision decisions as a table on stderr";
+  let description = [{
+    Per op type: class, nodes, how many compute in f16 and f32; then nodes
+    in f16, runtime casts, the fp16 share of matmul/conv FLOPs and weight
+    bytes before and after. Reads the `mp.precision` attributes.
+  }];
+}
+
 #endif // MP_TRANSFORMS_PASSES_TD

@@ -13,6 +13,13 @@ template <typename OpTy> FailureOr<ValueList> plain(NodeContext &n) {
   ValueList inputs = n.presentInputs();
   if (inputs.size() != n.numInputs())
     return n.error() << "empty input slots are not allowed here";
+  constexpr bool variadic =
+      OpTy::template hasTrait<OpTrait::VariadicOperands>();
+  constexpr size_t arity =
+      OpTy::template hasTrait<OpTrait::OneOperand>() ? 1 : 2;
+  if (variadic ? inputs.empty() : inputs.size() != arity)
+    return n.error() << "expects " << (variadic ? "at least 1" : std::to_string(arity))
+                     << " input(s), got " << inputs.size();
   if constexpr (OpTy::template hasTrait<OpTrait::VariadicOperands>())
     return n.results<OpTy>(ValueRange(inputs));
   else if constexpr (OpTy::template hasTrait<OpTrait::OneOperand>())
@@ -46,13 +53,19 @@ FailureOr<ValueList> importDropout(NodeContext &n) {
   ValueList results{*x};
   if (n.node.output_size() > 1 && !n.node.output(1).empty()) {
     // Inference: the mask keeps every element.
-    FailureOr<ShapeOp> shape = n.create<ShapeOp>(*x, IntegerAttr(), IntegerAttr());
+    FailureOr<ValueList> shape =
+        n.results<ShapeOp>(*x, n.b.getI64IntegerAttr(0), IntegerAttr());
     if (failed(shape))
       return failure();
-    auto one = DenseElementsAttr::get(
-        RankedTensorType::get({1}, n.b.getI1Type()), true);
+    // Before opset 10 the mask had the input's type; since then it is bool.
+    Type maskType = n.since < 10 ? elementTypeOf(*x) : n.b.getI1Type();
+    auto oneType = RankedTensorType::get({1}, maskType);
+    Attribute one =
+        n.since < 10 ? Attribute(DenseElementsAttr::get(
+                           oneType, n.b.getFloatAttr(maskType, 1.0)))
+                     : Attribute(DenseElementsAttr::get(oneType, true));
     FailureOr<ConstantOfShapeOp> mask =
-        n.create<ConstantOfShapeOp>(shape->getResult(), cast<ElementsAttr>(one));
+        n.create<ConstantOfShapeOp>((*shape)[0], cast<ElementsAttr>(one));
     if (failed(mask))
       return failure();
     results.push_back(mask->getResult());

@@ -147,7 +147,11 @@ FailureOr<ValueList> importConvTranspose(NodeContext &n) {
           outputShape.empty() ? dims[i] * w->strides[i] : outputShape[i];
       int64_t total = w->strides[i] * (dims[i] - 1) + w->outputPadding[i] +
                       (w->kernel[i] - 1) * w->dilations[i] + 1 - target;
-      // ONNX puts the larger half at the end for SAME_UPPER only.
+      // ONNX puts the larger half at the end for SAME_UPPER only. A negative
+      // total (output_shape beyond the natural size) extends the end, as
+      // output_padding does.
+      if (total < 0)
+        w->outputPadding[i] += -total;
       splitPadding(*w, i, spatial, total, w->autoPad == "SAME_UPPER");
     }
     w->autoPad = "NOTSET";

@@ -272,7 +272,7 @@ FailureOr<ValueList> importResize(NodeContext &n) {
       n.f32Attr("extrapolation_value", 0.0f),
       n.strAttr("keep_aspect_ratio_policy", "stretch"),
       n.strAttr("mode", "nearest"),
-      n.strAttr("nearest_mode", "round_prefer_floor"));
+      n.strAttr("nearest_mode", n.since < 11 ? "floor" : "round_prefer_floor"));
 }
 
 FailureOr<ValueList> importTrilu(NodeContext &n) {

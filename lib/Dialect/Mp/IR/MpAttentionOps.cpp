@@ -140,7 +140,7 @@ LogicalResult MsAttentionOp::inferReturnTypes(MLIRContext *,
 }
 
 LogicalResult MsAttentionOp::verify() {
-  if (getNumHeads() <= 0)
+  if ((int64_t)getNumHeads() <= 0)
     return emitOpError("num_heads must be positive");
   if (!getQkvHiddenSizes().empty() && getQkvHiddenSizes().size() != 3)
     return emitOpError("qkv_hidden_sizes must have 3 entries");
@@ -185,12 +185,17 @@ LogicalResult MultiHeadAttentionOp::inferReturnTypes(
 }
 
 LogicalResult MultiHeadAttentionOp::verify() {
-  if (getNumHeads() <= 0)
+  if ((int64_t)getNumHeads() <= 0)
     return emitOpError("num_heads must be positive");
   if ((bool)getPastKey() != (bool)getPastValue())
     return emitOpError("past_key and past_value go together");
   if ((bool)getKey() != (bool)getValue() && shapeOf(getQuery()).size() == 3)
     return emitOpError("key and value go together unless query is packed");
+  ArrayRef<int64_t> q = shapeOf(getQuery());
+  int64_t n = getNumHeads();
+  if (q.size() == 3 && !isDyn(q[2]) && q[2] % n != 0)
+    return emitOpError("query hidden size ")
+           << q[2] << " is not divisible by num_heads " << n;
   return success();
 }
 
@@ -215,7 +220,7 @@ LogicalResult GroupQueryAttentionOp::inferReturnTypes(
 }
 
 LogicalResult GroupQueryAttentionOp::verify() {
-  int64_t n = getNumHeads(), kvn = getKvNumHeads();
+  int64_t n = (int64_t)getNumHeads(), kvn = (int64_t)getKvNumHeads();
   if (n <= 0 || kvn <= 0 || n % kvn != 0)
     return emitOpError("num_heads (")
            << n << ") must be a positive multiple of kv_num_heads (" << kvn
@@ -224,5 +229,21 @@ LogicalResult GroupQueryAttentionOp::verify() {
     return emitOpError("past_key and past_value go together");
   if (getDoRotary() && (!getCosCache() || !getSinCache()))
     return emitOpError("do_rotary needs cos_cache and sin_cache");
+  return success();
+}
+
+LogicalResult RotaryEmbeddingOp::verify() {
+  ArrayRef<int64_t> cos = shapeOf(getCosCache()), sin = shapeOf(getSinCache());
+  if (failed(verifyCompatibleShape(cos, sin)))
+    return emitOpError("cos_cache and sin_cache must have the same shape");
+  // With position ids the caches are tables [max_position, rotary_dim/2];
+  // without, they are already gathered: [batch, sequence, rotary_dim/2].
+  int64_t want = getPositionIds() ? 2 : 3;
+  if ((int64_t)cos.size() != want)
+    return emitOpError("cos_cache must be ")
+           << (getPositionIds() ? "[max_position, rotary_dim/2]"
+                                : "[batch, sequence, rotary_dim/2] "
+                                  "(no position_ids)")
+           << ", got " << getCosCache().getType();
   return success();
 }

@@ -4,6 +4,8 @@
 #include "mp/Dialect/Mp/IR/MpOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 using namespace mlir;
@@ -11,7 +13,16 @@ using namespace mp;
 
 #include "mp/Dialect/Mp/IR/MpOpsDialect.cpp.inc"
 
+#include "mp/Dialect/Mp/IR/MpEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "mp/Dialect/Mp/IR/MpAttrs.cpp.inc"
+
 void MpDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "mp/Dialect/Mp/IR/MpAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "mp/Dialect/Mp/IR/MpOps.cpp.inc"

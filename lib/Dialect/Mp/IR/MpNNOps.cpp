@@ -234,6 +234,19 @@ static LogicalResult verifyWindowAttrs(Operation *op, int64_t spatial,
   return success();
 }
 
+/// Kernel sizes, dilations and strides must be positive before any output
+/// size is computed (a zero stride would divide by zero).
+static LogicalResult checkPositiveWindow(std::optional<Location> loc,
+                                         ArrayRef<int64_t> kernel,
+                                         ArrayRef<int64_t> dilations,
+                                         ArrayRef<int64_t> strides) {
+  for (int64_t v : llvm::concat<const int64_t>(kernel, dilations, strides))
+    if (v <= 0)
+      return emitOptionalError(loc, "kernel_shape, dilations and strides "
+                                    "must be positive");
+  return success();
+}
+
 /// Output size of a sliding window along one axis.
 static int64_t windowOutput(int64_t in, int64_t k, int64_t d, int64_t s,
                             int64_t padBegin, int64_t padEnd,
@@ -268,6 +281,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
       (int64_t)adaptor.getStrides().size() != spatial ||
       (int64_t)adaptor.getDilations().size() != spatial)
     return emitOptionalError(loc, "window attributes do not match rank");
+  if (failed(checkPositiveWindow(loc, adaptor.getKernelShape(),
+                                 adaptor.getDilations(), adaptor.getStrides())))
+    return failure();
   SmallVector<int64_t> out = {x[0], w[0]};
   for (int64_t i = 0; i < spatial; ++i)
     out.push_back(windowOutput(x[2 + i], adaptor.getKernelShape()[i],
@@ -321,6 +337,9 @@ LogicalResult ConvTransposeOp::inferReturnTypes(MLIRContext *,
       (int64_t)adaptor.getDilations().size() != spatial ||
       (int64_t)adaptor.getOutputPadding().size() != spatial)
     return emitOptionalError(loc, "window attributes do not match rank");
+  if (failed(checkPositiveWindow(loc, adaptor.getKernelShape(),
+                                 adaptor.getDilations(), adaptor.getStrides())))
+    return failure();
   int64_t m = isDyn(w[1]) ? w[1] : w[1] * adaptor.getGroup();
   SmallVector<int64_t> out = {x[0], m};
   for (int64_t i = 0; i < spatial; ++i) {
@@ -349,15 +368,14 @@ LogicalResult ConvTransposeOp::verify() {
                                getKernelShape(), getDilations(), getStrides(),
                                getPads())))
     return failure();
-  if (getGroup() <= 0)
-    return emitOpError("group must be positive, got ") << getGroup();
+  if ((int64_t)getGroup() <= 0)
+    return emitOpError("group must be positive, got ") << (int64_t)getGroup();
   if (!dimsMatch(x[1], w[0]))
     return emitOpError("input channels (")
            << x[1] << ") must equal the weight's first dim (" << w[0] << ")";
   for (auto [p, s, d] : llvm::zip(getOutputPadding(), getStrides(), getDilations()))
-    if (p < 0 || (p >= s && p >= d))
-      return emitOpError("output_padding must be smaller than stride or "
-                         "dilation");
+    if (p < 0)
+      return emitOpError("output_padding must be >= 0");
   if (Value b = getBias())
     if (shapeOf(b).size() != 1 || !dimsMatch(shapeOf(b)[0], shapeOf(getOutput())[1]))
       return emitOpError("bias must be 1-D with one entry per output channel");
@@ -376,6 +394,9 @@ static LogicalResult inferPool(std::optional<Location> loc, AdaptorT adaptor,
       (int64_t)adaptor.getStrides().size() != spatial ||
       (int64_t)adaptor.getDilations().size() != spatial)
     return emitOptionalError(loc, "window attributes do not match rank");
+  if (failed(checkPositiveWindow(loc, adaptor.getKernelShape(),
+                                 adaptor.getDilations(), adaptor.getStrides())))
+    return failure();
   out.assign({x[0], x[1]});
   for (int64_t i = 0; i < spatial; ++i)
     out.push_back(windowOutput(

@@ -46,7 +46,7 @@ LogicalResult ArgMaxOp::inferReturnTypes(MLIRContext *context,
 
 LogicalResult CumSumOp::verify() {
   if (!normalizeAxis(getAxis(), shapeOf(getInput()).size()))
-    return emitOpError("axis ") << getAxis() << " is out of range for "
+    return emitOpError("axis ") << (int64_t)getAxis() << " is out of range for "
                                 << getInput().getType();
   return success();
 }
@@ -125,7 +125,7 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *context,
   std::optional<int64_t> axis =
       normalizeAxis(adaptor.getAxis(), shapeOf(input).size());
   if (!axis)
-    return emitOptionalError(location, "axis ", adaptor.getAxis(),
+    return emitOptionalError(location, "axis ", (int64_t)adaptor.getAxis(),
                              " is out of range for ", input.getType());
   Type stash = adaptor.getStashType();
   types.push_back(input.getType());
@@ -171,7 +171,7 @@ LogicalResult RMSNormOp::inferReturnTypes(MLIRContext *context,
   std::optional<int64_t> axis =
       normalizeAxis(adaptor.getAxis(), shapeOf(input).size());
   if (!axis)
-    return emitOptionalError(location, "axis ", adaptor.getAxis(),
+    return emitOptionalError(location, "axis ", (int64_t)adaptor.getAxis(),
                              " is out of range for ", input.getType());
   types.push_back(input.getType());
   types.push_back(statsType(input, *axis, adaptor.getStashType()));

@@ -90,6 +90,12 @@ LogicalResult ConstantOfShapeOp::inferReturnTypes(
     types.push_back(tensorOf(*dims, elt));
     return success();
   }
+  // The shape of another tensor (a full mp.shape) gives its dims.
+  if (auto shape = adaptor.getShape().getDefiningOp<ShapeOp>())
+    if (shape.getStart() == 0 && !shape.getEnd()) {
+      types.push_back(tensorOf(shapeOf(shape.getInput()), elt));
+      return success();
+    }
   int64_t rank = vectorLength(adaptor.getShape());
   if (isDyn(rank))
     return emitOptionalError(loc, "the rank of the result must be static "
@@ -149,6 +155,9 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   Value input = adaptor.getInput();
   ArrayRef<int64_t> in = shapeOf(input);
   Type elt = elementTypeOf(input);
+  if (shapeOf(adaptor.getShape()).size() != 1)
+    return emitOptionalError(loc, "shape must be a 1-D tensor, got ",
+                             adaptor.getShape().getType());
   std::optional<SmallVector<int64_t>> target = getConstantInts(adaptor.getShape());
   if (!target) {
     int64_t rank = vectorLength(adaptor.getShape());
@@ -158,6 +167,7 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
     return success();
   }
   SmallVector<int64_t> out;
+  SmallVector<bool> copied(in.size(), false);
   int64_t inferIndex = -1;
   for (auto [i, d] : llvm::enumerate(*target)) {
     if (d == 0 && !adaptor.getAllowzero()) {
@@ -166,6 +176,7 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
                                  " copies a dim the input (", input.getType(),
                                  ") does not have");
       out.push_back(in[i]);
+      copied[i] = true;
     } else if (d == -1) {
       if (inferIndex >= 0)
         return emitOptionalError(loc, "at most one shape entry may be -1");
@@ -178,19 +189,27 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
     }
   }
   int64_t total = productOf(in);
-  if (inferIndex >= 0 && !isDyn(total)) {
+  // Dims copied by 0 appear on both sides and cancel: [N,3,4] -> [0,-1]
+  // infers 12 even with N dynamic.
+  SmallVector<int64_t> rest;
+  for (auto [i, d] : llvm::enumerate(in))
+    if (!copied[i])
+      rest.push_back(d);
+  int64_t restTotal = productOf(rest);
+  if (inferIndex >= 0 && !isDyn(restTotal)) {
     int64_t known = 1;
     bool allKnown = true;
     for (auto [i, d] : llvm::enumerate(out))
-      if ((int64_t)i != inferIndex) {
+      if ((int64_t)i != inferIndex &&
+          !((*target)[i] == 0 && !adaptor.getAllowzero())) {
         allKnown &= !isDyn(d);
         known *= isDyn(d) ? 1 : d;
       }
     if (allKnown) {
-      if (known == 0 || total % known != 0)
+      if (known == 0 || restTotal % known != 0)
         return emitOptionalError(loc, "cannot reshape ", input.getType(),
                                  " to a shape with fixed part ", known);
-      out[inferIndex] = total / known;
+      out[inferIndex] = restTotal / known;
     }
   }
   int64_t outTotal = productOf(out);
@@ -248,7 +267,7 @@ LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   if (axis < 0)
     axis += rank;
   if (axis < 0 || axis > rank)
-    return emitOptionalError(loc, "axis ", adaptor.getAxis(),
+    return emitOptionalError(loc, "axis ", (int64_t)adaptor.getAxis(),
                              " is out of range for rank ", rank);
   types.push_back(tensorOf({productOf(in.take_front(axis)),
                             productOf(in.drop_front(axis))},
@@ -345,7 +364,7 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   int64_t rank = shapeOf(inputs[0]).size();
   std::optional<int64_t> axis = normalizeAxis(adaptor.getAxis(), rank);
   if (!axis)
-    return emitOptionalError(loc, "axis ", adaptor.getAxis(),
+    return emitOptionalError(loc, "axis ", (int64_t)adaptor.getAxis(),
                              " is out of range for rank ", rank);
   SmallVector<int64_t> out = llvm::to_vector(shapeOf(inputs[0]));
   out[*axis] = 0;
@@ -390,7 +409,7 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   ArrayRef<int64_t> in = shapeOf(adaptor.getInput());
   std::optional<int64_t> axis = normalizeAxis(adaptor.getAxis(), in.size());
   if (!axis)
-    return emitOptionalError(loc, "axis ", adaptor.getAxis(),
+    return emitOptionalError(loc, "axis ", (int64_t)adaptor.getAxis(),
                              " is out of range for rank ", in.size());
   for (int64_t size : adaptor.getSplit()) {
     SmallVector<int64_t> out = llvm::to_vector(in);
@@ -556,7 +575,7 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   ArrayRef<int64_t> data = shapeOf(adaptor.getData());
   std::optional<int64_t> axis = normalizeAxis(adaptor.getAxis(), data.size());
   if (!axis)
-    return emitOptionalError(loc, "axis ", adaptor.getAxis(),
+    return emitOptionalError(loc, "axis ", (int64_t)adaptor.getAxis(),
                              " is out of range for ",
                              adaptor.getData().getType());
   SmallVector<int64_t> out(data.begin(), data.begin() + *axis);
@@ -636,7 +655,7 @@ LogicalResult TensorScatterOp::verify() {
   if (shapeOf(getPastCache()).size() != shapeOf(getUpdate()).size())
     return emitOpError("update must have the cache's rank");
   if (!normalizeAxis(getAxis(), shapeOf(getPastCache()).size()))
-    return emitOpError("axis ") << getAxis() << " is out of range";
+    return emitOpError("axis ") << (int64_t)getAxis() << " is out of range";
   return success();
 }
 

@@ -61,6 +61,7 @@ def Mp_RotaryEmbeddingOp : Mp_InferOp<"rotary_embedding", [], "return ::mp::infe
     $input `,` $cos_cache `,` $sin_cache (`positions` $position_ids^)? attr-dict `:`
     functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def Mp_MsRotaryEmbeddingOp : Mp_InferOp<"ms.rotary_embedding", [],

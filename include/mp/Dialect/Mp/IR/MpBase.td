@@ -30,7 +30,7 @@ def Mp_Dialect : Dialect {
     as `NameLoc` locations so diagnostics name nodes as the user knows them.
   }];
   let hasConstantMaterializer = 1;
-  let useDefaultAttributePrinterParser = 0;
+  let useDefaultAttributePrinterParser = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -75,8 +75,9 @@ def Mp_ConvTransposeOp : Mp_CustomInferOp<"conv_transpose"> {
   let hasVerifier = 1;
 }
 
-class Mp_PoolOp<string mnemonic> : Mp_CustomInferOp<mnemonic> {
-  let arguments = (ins Mp_FloatTensor:$input,
+class Mp_PoolOp<string mnemonic, Type dataType = Mp_FloatTensor>
+    : Mp_CustomInferOp<mnemonic> {
+  let arguments = (ins dataType:$input,
                    DefaultValuedAttr<StrAttr, "\"NOTSET\"">:$auto_pad,
                    DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                    DefaultValuedAttr<BoolAttr, "false">:$count_include_pad,
@@ -92,9 +93,9 @@ def Mp_AveragePoolOp : Mp_PoolOp<"average_pool"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Mp_MaxPoolOp : Mp_PoolOp<"max_pool"> {
+def Mp_MaxPoolOp : Mp_PoolOp<"max_pool", Mp_NumericTensor> {
   let summary = "max pooling; `indices` are flat offsets (storage_order)";
-  let results = (outs Mp_FloatTensor:$output, Mp_I64Tensor:$indices);
+  let results = (outs Mp_NumericTensor:$output, Mp_I64Tensor:$indices);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 

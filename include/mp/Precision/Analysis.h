@@ -1,0 +1,98 @@
+//===- Analysis.h - deciding fp16 or fp32 for every op ----------*- C++ -*-===//
+//
+// The precision analysis colors every float op of a function f16 or f32:
+//  1. classes from the policy (op type, node overrides);
+//  2. safety rules that beat every class: shape/index guard, constants out
+//     of fp16 range (mask sentinels excepted: they are rewritten instead);
+//  3. TensorFlow-style propagation: deny spreads forward through
+//     infer/clear ops that lead to more infer/deny ops; infer/clear ops
+//     between allow ops become f16; f16 spreads through clear ops; the
+//     remaining infer/clear ops follow their inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MP_PRECISION_ANALYSIS_H
+#define MP_PRECISION_ANALYSIS_H
+
+#include "mp/Precision/Policy.h"
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mp {
+
+/// Value statistics of a float constant.
+struct ConstantStats {
+  int64_t count = 0;
+  int64_t nonzero = 0;
+  /// Nonzero values that round to zero in fp16.
+  int64_t flushToZero = 0;
+  /// Values beyond fp16's largest finite value (65504).
+  int64_t overflow = 0;
+  double maxAbs = 0;
+  double minValue = 0;
+};
+
+/// Statistics of the float data of `attr` (dense or resource elements).
+ConstantStats computeConstantStats(mlir::ElementsAttr attr);
+
+/// Mask sentinels at or below this value are rewritten for fp16.
+constexpr double kSentinelThreshold = -1.0e4;
+/// What sentinels become in fp16: exact, and far enough from fp16's limit
+/// that adding scores never overflows to -inf.
+constexpr double kFp16SafeSentinel = -32768.0;
+
+class PrecisionAnalysis {
+public:
+  struct Decision {
+    Compute compute = Compute::F32;
+    bool accumulateF32 = false;
+    PrecisionClass cls = PrecisionClass::deny;
+    std::string rule;
+  };
+  /// Something the report lists: a guard, an out-of-range constant, a mask
+  /// sentinel rewrite.
+  struct Finding {
+    mlir::Operation *op;
+    std::string kind;
+    std::string message;
+  };
+
+  PrecisionAnalysis(mlir::Operation *root, const PrecisionPolicy &policy);
+
+  /// Precision nodes in walk order (post-order: nested ops first).
+  llvm::ArrayRef<mlir::Operation *> nodes() const { return order; }
+  const Decision &decision(mlir::Operation *op) const {
+    return decisions.find(op)->second;
+  }
+  /// Constant ops (mp.constant or mp.constant_of_shape) whose mask
+  /// sentinels are rewritten when they are stored in fp16.
+  const llvm::SetVector<mlir::Operation *> &maskSentinels() const {
+    return sentinels;
+  }
+  llvm::ArrayRef<Finding> getFindings() const { return findings; }
+
+private:
+  void classify(const PrecisionPolicy &policy);
+  void applyGuards();
+  void checkConstants();
+  void propagate();
+
+  llvm::SmallVector<mlir::Operation *> predecessors(mlir::Operation *op) const;
+  llvm::SmallVector<mlir::Operation *> successors(mlir::Operation *op) const;
+  bool isNode(mlir::Operation *op) const { return decisions.count(op); }
+
+  mlir::Operation *root;
+  llvm::SmallVector<mlir::Operation *> order;
+  llvm::DenseMap<mlir::Operation *, Decision> decisions;
+  /// Nodes whose decision is final (safety rules and user overrides).
+  llvm::DenseSet<mlir::Operation *> fixed;
+  llvm::DenseSet<mlir::Operation *> decided;
+  llvm::SetVector<mlir::Operation *> sentinels;
+  std::vector<Finding> findings;
+};
+
+} // namespace mp
+
+#endif // MP_PRECISION_ANALYSIS_H

@@ -1,0 +1,375 @@
+//===- Analysis.cpp - deciding fp16 or fp32 for every op ------------------===//
+
+#include "mp/Precision/Analysis.h"
+#include "mp/Dialect/Mp/IR/MpOps.h"
+#include "mp/Precision/OpInfo.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Format.h"
+
+#include <deque>
+
+using namespace mlir;
+
+namespace mp {
+
+static std::string quoted(Operation *op) {
+  std::string name = onnxNodeName(op);
+  return "'" + (name.empty() ? op->getName().getStringRef().str() : name) + "'";
+}
+
+PrecisionAnalysis::PrecisionAnalysis(Operation *root,
+                                     const PrecisionPolicy &policy)
+    : root(root) {
+  root->walk([&](Operation *op) {
+    if (op != root && isPrecisionNode(op)) {
+      order.push_back(op);
+      decisions[op] = Decision();
+    }
+  });
+  classify(policy);
+  applyGuards();
+  checkConstants();
+  propagate();
+  for (Operation *op : order) {
+    Decision &d = decisions[op];
+    const DefaultPolicyEntry *e = findDefaultEntry(onnxOpType(op));
+    if (!e)
+      e = findDefaultEntry(op->getName().getStringRef());
+    d.accumulateF32 = d.compute == Compute::F16 && e && e->accumulateF32;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Graph
+//===----------------------------------------------------------------------===//
+
+SmallVector<Operation *> PrecisionAnalysis::predecessors(Operation *op) const {
+  SmallVector<Operation *> preds;
+  auto add = [&](Value v) {
+    if (Operation *def = v.getDefiningOp())
+      if (isNode(def) && !llvm::is_contained(preds, def))
+        preds.push_back(def);
+  };
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (!isIndexOperand(op, i))
+      add(v);
+  // Values leave an If through its branches' yields.
+  if (auto ifOp = dyn_cast<IfOp>(op))
+    for (Region *r : {&ifOp.getThenBranch(), &ifOp.getElseBranch()})
+      for (Value v : r->front().getTerminator()->getOperands())
+        add(v);
+  return preds;
+}
+
+SmallVector<Operation *> PrecisionAnalysis::successors(Operation *op) const {
+  SmallVector<Operation *> succs;
+  for (Value result : op->getResults())
+    for (OpOperand &use : result.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<YieldOp>(user))
+        user = user->getParentOp();
+      else if (isIndexOperand(user, use.getOperandNumber()))
+        continue;
+      if (isNode(user) && !llvm::is_contained(succs, user))
+        succs.push_back(user);
+    }
+  return succs;
+}
+
+//===----------------------------------------------------------------------===//
+// Classes, overrides and safety rules
+//===----------------------------------------------------------------------===//
+
+void PrecisionAnalysis::classify(const PrecisionPolicy &policy) {
+  for (Operation *op : order) {
+    Decision &d = decisions[op];
+    std::string type = onnxOpType(op);
+    d.cls = isa<CastOp>(op) ? PrecisionClass::clear : policy.classOf(type);
+    d.rule = (stringifyPrecisionClass(d.cls) + " class of " + type).str();
+    NodeOverride o = policy.overrideFor(onnxNodeName(op));
+    if (o.cls) {
+      d.cls = *o.cls;
+      d.rule = ("user override: class " + stringifyPrecisionClass(d.cls)).str();
+    }
+    if (o.compute) {
+      d.compute = *o.compute;
+      d.rule = o.rule ? *o.rule : "user override";
+      fixed.insert(op);
+      decided.insert(op);
+    }
+  }
+}
+
+void PrecisionAnalysis::applyGuards() {
+  // Everything that computes a shape, index or count operand keeps its
+  // type: an fp16 position or size is silently wrong beyond 2048.
+  SmallVector<std::pair<Operation *, unsigned>> roots;
+  root->walk([&](Operation *op) {
+    for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i)
+      if (isIndexOperand(op, i))
+        roots.push_back({op, i});
+  });
+  DenseSet<Operation *> visited;
+  for (auto [user, index] : roots) {
+    std::string why = "shape/index guard: feeds operand #" +
+                      std::to_string(index) + " of " + quoted(user);
+    SmallVector<Operation *> stack;
+    if (Operation *def = user->getOperand(index).getDefiningOp())
+      stack.push_back(def);
+    while (!stack.empty()) {
+      Operation *op = stack.pop_back_val();
+      if (readsOnlyShape(op) || !visited.insert(op).second)
+        continue;
+      if (isNode(op) && !fixed.count(op)) {
+        Decision &d = decisions[op];
+        d.compute = Compute::F32;
+        d.rule = why;
+        fixed.insert(op);
+        decided.insert(op);
+        findings.push_back({op, "guard", quoted(op) + " kept in its type: " + why});
+      } else if (isNode(op) && decisions[op].compute == Compute::F16) {
+        decisions[op].compute = Compute::F32;
+        decisions[op].rule = why + " (overrides the user's f16)";
+        findings.push_back({op, "guard", quoted(op) + ": " + why +
+                                             "; the user's f16 is ignored"});
+      }
+      for (Value v : op->getOperands())
+        if (Operation *def = v.getDefiningOp())
+          stack.push_back(def);
+    }
+  }
+}
+
+/// True when `source`'s value reaches a softmax or an attention mask
+/// through elementwise or data-movement ops: it is an additive mask.
+static bool feedsSoftmaxOrMask(Operation *source) {
+  std::deque<std::pair<Operation *, int>> queue{{source, 0}};
+  DenseSet<Operation *> seen{source};
+  while (!queue.empty()) {
+    auto [op, depth] = queue.front();
+    queue.pop_front();
+    if (depth > 16)
+      continue;
+    for (Value result : op->getResults())
+      for (OpOperand &use : result.getUses()) {
+        Operation *user = use.getOwner();
+        if (isa<SoftmaxOp, LogSoftmaxOp>(user))
+          return true;
+        if (auto a = dyn_cast<AttentionOp>(user))
+          if (use.get() == a.getAttnMask())
+            return true;
+        if (auto a = dyn_cast<MultiHeadAttentionOp>(user))
+          if (use.get() == a.getAttentionBias())
+            return true;
+        if (auto a = dyn_cast<GroupQueryAttentionOp>(user))
+          if (use.get() == a.getAttentionBias())
+            return true;
+        if (auto a = dyn_cast<MsAttentionOp>(user))
+          if (use.get() == a.getAttentionBias())
+            return true;
+        bool transparent =
+            isa<WhereOp, ExpandOp, ReshapeOp, UnsqueezeOp, SqueezeOp, SliceOp,
+                ConcatOp, TransposeOp, TileOp, CastOp, MulOp, SubOp, AddOp,
+                GatherOp, ConstantOfShapeOp, TriluOp, MinOp, MaxOp>(user);
+        if (transparent && seen.insert(user).second)
+          queue.push_back({user, depth + 1});
+      }
+  }
+  return false;
+}
+
+void PrecisionAnalysis::checkConstants() {
+  auto describe = [](const ConstantStats &s) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (s.overflow)
+      os << s.overflow << " value(s) beyond fp16's 65504 (max |v| = "
+         << llvm::format("%g", s.maxAbs) << ")";
+    if (s.overflow && s.flushToZero)
+      os << "; ";
+    if (s.flushToZero)
+      os << s.flushToZero << " of " << s.nonzero
+         << " nonzero value(s) would flush to zero in fp16";
+    return text;
+  };
+  root->walk([&](Operation *op) {
+    ElementsAttr value;
+    if (auto c = dyn_cast<ConstantOp>(op))
+      value = c.getValue();
+    else if (auto c = dyn_cast<ConstantOfShapeOp>(op))
+      value = c.getValue();
+    else
+      return;
+    if (!isa<FloatType>(value.getElementType()))
+      return;
+    ConstantStats s = computeConstantStats(value);
+    // A few tiny weights in a big matrix are harmless; a tiny epsilon or a
+    // tensor that is mostly tiny is not.
+    bool underflow = s.flushToZero > 0 &&
+                     (s.count <= 16 || s.flushToZero * 100 > s.nonzero);
+    if (!s.overflow && !underflow)
+      return;
+    if (!underflow && s.minValue <= kSentinelThreshold &&
+        s.maxAbs == std::fabs(s.minValue) && feedsSoftmaxOrMask(op)) {
+      sentinels.insert(op);
+      findings.push_back(
+          {op, "mask",
+           quoted(op) + ": attention mask sentinel " +
+               llvm::formatv("{0:g}", s.minValue).str() + " becomes " +
+               llvm::formatv("{0:g}", kFp16SafeSentinel).str() +
+               " in fp16 (softmax output unchanged)"});
+      return;
+    }
+    std::string why = "constant " + quoted(op) + " out of fp16 range: " +
+                      describe(s);
+    // Every float consumer keeps fp32: the constant is never clamped.
+    SmallVector<Operation *> users;
+    if (isNode(op))
+      users.push_back(op);
+    for (Operation *user : op->getUsers())
+      if (isNode(user))
+        users.push_back(user);
+    for (Operation *user : users) {
+      Decision &d = decisions[user];
+      if (d.compute == Compute::F16 && fixed.count(user))
+        findings.push_back({user, "range", quoted(user) +
+                                               ": the user's f16 is ignored: " +
+                                               why});
+      d.compute = Compute::F32;
+      d.rule = why;
+      fixed.insert(user);
+      decided.insert(user);
+    }
+    findings.push_back({op, "range", why + " (consumers kept in fp32)"});
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Propagation
+//===----------------------------------------------------------------------===//
+
+void PrecisionAnalysis::propagate() {
+  auto cls = [&](Operation *op) { return decisions[op].cls; };
+  auto open = [&](Operation *op) { return !decided.count(op); };
+  auto set = [&](Operation *op, Compute c, std::string rule) {
+    Decision &d = decisions[op];
+    d.compute = c;
+    d.rule = std::move(rule);
+    decided.insert(op);
+  };
+
+  // 1. Allow and deny classes.
+  for (Operation *op : order) {
+    if (!open(op))
+      continue;
+    if (cls(op) == PrecisionClass::allow)
+      set(op, Compute::F16, decisions[op].rule);
+    else if (cls(op) == PrecisionClass::deny)
+      set(op, Compute::F32, decisions[op].rule);
+  }
+
+  // 2. Deny spreads forward through infer ops, and through clear ops that
+  // lead (through clear ops) to an infer or deny op.
+  DenseMap<Operation *, bool> leadsToInferOrDeny;
+  std::function<bool(Operation *)> leads = [&](Operation *op) -> bool {
+    auto it = leadsToInferOrDeny.find(op);
+    if (it != leadsToInferOrDeny.end())
+      return it->second;
+    leadsToInferOrDeny[op] = false; // cycles through If regions
+    bool result = false;
+    for (Operation *s : successors(op)) {
+      PrecisionClass c = cls(s);
+      if (c == PrecisionClass::infer || c == PrecisionClass::deny ||
+          (c == PrecisionClass::clear && leads(s))) {
+        result = true;
+        break;
+      }
+    }
+    return leadsToInferOrDeny[op] = result;
+  };
+  std::deque<Operation *> queue;
+  for (Operation *op : order)
+    if (decided.count(op) && decisions[op].compute == Compute::F32 &&
+        cls(op) == PrecisionClass::deny)
+      queue.push_back(op);
+  while (!queue.empty()) {
+    Operation *from = queue.front();
+    queue.pop_front();
+    for (Operation *s : successors(from)) {
+      if (!open(s))
+        continue;
+      PrecisionClass c = cls(s);
+      if (c == PrecisionClass::infer ||
+          (c == PrecisionClass::clear && leads(s))) {
+        set(s, Compute::F32, "propagated from deny node " + quoted(from));
+        queue.push_back(s);
+      }
+    }
+  }
+
+  // 3. Infer/clear ops on a path between two f16 allow ops become f16.
+  auto reach = [&](bool forward) {
+    DenseSet<Operation *> seen;
+    std::deque<Operation *> q;
+    for (Operation *op : order)
+      if (decided.count(op) && decisions[op].compute == Compute::F16 &&
+          cls(op) == PrecisionClass::allow)
+        q.push_back(op);
+    while (!q.empty()) {
+      Operation *op = q.front();
+      q.pop_front();
+      for (Operation *n : forward ? successors(op) : predecessors(op))
+        if (open(n) && seen.insert(n).second)
+          q.push_back(n);
+    }
+    return seen;
+  };
+  DenseSet<Operation *> down = reach(true), up = reach(false);
+  for (Operation *op : order)
+    if (open(op) && down.count(op) && up.count(op))
+      set(op, Compute::F16, "between fp16 allow ops");
+
+  // 4. f16 spreads through neighbouring clear ops.
+  for (Operation *op : order)
+    if (decided.count(op) && decisions[op].compute == Compute::F16)
+      queue.push_back(op);
+  while (!queue.empty()) {
+    Operation *from = queue.front();
+    queue.pop_front();
+    SmallVector<Operation *> next = successors(from);
+    llvm::append_range(next, predecessors(from));
+    for (Operation *n : next)
+      if (open(n) && cls(n) == PrecisionClass::clear) {
+        set(n, Compute::F16, "data movement next to fp16 node " + quoted(from));
+        queue.push_back(n);
+      }
+  }
+
+  // 5. What is left follows its inputs, in program order.
+  for (Operation *op : order) {
+    if (!open(op))
+      continue;
+    SmallVector<Operation *> preds = predecessors(op);
+    bool anyF16 = false, allF16 = true;
+    for (Operation *p : preds) {
+      bool f16 = decisions[p].compute == Compute::F16;
+      anyF16 |= f16;
+      allF16 &= f16;
+    }
+    // Graph inputs count as fp32 producers; constants adapt to their users.
+    for (Value v : op->getOperands())
+      if (isa<BlockArgument>(v) && isa<FloatType>(getElementTypeOrSelf(v)))
+        allF16 = false;
+    if (anyF16 && allF16)
+      set(op, Compute::F16, "inputs are fp16");
+    else
+      set(op, Compute::F32, preds.empty() ? "no fp16 inputs (graph inputs "
+                                            "or constants only)"
+                                          : "an input is fp32");
+  }
+}
+
+} // namespace mp

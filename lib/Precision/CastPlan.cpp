@@ -1,0 +1,111 @@
+//===- CastPlan.cpp - where casts go for a set of decisions ---------------===//
+
+#include "mp/Precision/CastPlan.h"
+#include "mp/Dialect/Mp/IR/MpOps.h"
+#include "mp/Precision/OpInfo.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace mp {
+
+Type computeType(MLIRContext *ctx, Compute c) {
+  return c == Compute::F16 ? Type(Float16Type::get(ctx))
+                           : Type(Float32Type::get(ctx));
+}
+
+int64_t CastPlan::numRuntimeCasts() const {
+  int64_t n = 0;
+  for (auto &[key, uses] : conversions)
+    if (!isa_and_present<ConstantOp>(key.first.getDefiningOp()))
+      ++n;
+  return n;
+}
+
+int64_t CastPlan::castsInto(Operation *op) const {
+  int64_t n = 0;
+  for (auto &[key, uses] : conversions)
+    if (!isa_and_present<ConstantOp>(key.first.getDefiningOp()))
+      n += llvm::count_if(uses,
+                          [&](OpOperand *u) { return u->getOwner() == op; });
+  return n;
+}
+
+static bool isFloatValue(Value v) {
+  return isa<FloatType>(getElementTypeOrSelf(v.getType()));
+}
+
+CastPlan planCasts(func::FuncOp func, DecisionFn decisionOf, bool keepIoTypes) {
+  CastPlan plan;
+  MLIRContext *ctx = func.getContext();
+  // The type a use asks for from its compute type alone (nullptr: none).
+  auto computeRequirement = [&](OpOperand &use) -> Type {
+    Operation *owner = use.getOwner();
+    std::optional<Compute> c = decisionOf(owner);
+    if (!c || isIndexOperand(owner, use.getOperandNumber()))
+      return {};
+    return computeType(ctx, *c);
+  };
+  // A value whose every use asks for f16 may itself be produced in f16.
+  auto allUsesWantF16 = [&](Value v) {
+    bool any = false;
+    for (OpOperand &use : v.getUses()) {
+      Type t = computeRequirement(use);
+      if (!t || !t.isF16())
+        return false;
+      any = true;
+    }
+    return any;
+  };
+
+  for (BlockArgument arg : func.getArguments()) {
+    if (!isFloatValue(arg))
+      continue;
+    plan.newElementType[arg] = !keepIoTypes && allUsesWantF16(arg)
+                                   ? Float16Type::get(ctx)
+                                   : getElementTypeOrSelf(arg.getType());
+  }
+  func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    std::optional<Compute> c = decisionOf(op);
+    for (OpResult r : op->getResults()) {
+      if (!isFloatValue(r))
+        continue;
+      Type elt = getElementTypeOrSelf(r.getType());
+      if (c && resultFollowsCompute(op, r.getResultNumber()))
+        elt = computeType(ctx, *c);
+      else if (isa<CastOp>(op) && allUsesWantF16(r))
+        // An ONNX Cast to float whose users all run in f16 casts to f16.
+        elt = Float16Type::get(ctx);
+      plan.newElementType[r] = elt;
+    }
+  });
+
+  auto required = [&](OpOperand &use) -> Type {
+    Operation *owner = use.getOwner();
+    if (isa<YieldOp>(owner))
+      return plan.newElementType.lookup(
+          owner->getParentOp()->getResult(use.getOperandNumber()));
+    if (isa<func::ReturnOp>(owner))
+      return keepIoTypes ? getElementTypeOrSelf(
+                               func.getResultTypes()[use.getOperandNumber()])
+                         : Type();
+    return computeRequirement(use);
+  };
+  func.walk([&](Operation *op) {
+    for (OpOperand &use : op->getOpOperands()) {
+      Value v = use.get();
+      if (!isFloatValue(v))
+        continue;
+      Type want = required(use);
+      Type have = plan.newElementType.count(v)
+                      ? plan.newElementType.lookup(v)
+                      : getElementTypeOrSelf(v.getType());
+      if (want && want != have)
+        plan.conversions[{v, want}].push_back(&use);
+    }
+  });
+  return plan;
+}
+
+} // namespace mp

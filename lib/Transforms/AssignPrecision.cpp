@@ -1,0 +1,92 @@
+//===- AssignPrecision.cpp - decide fp16 or fp32 for every float op -------===//
+
+#include "mp/Dialect/Mp/IR/MpOps.h"
+#include "mp/Precision/Analysis.h"
+#include "mp/Precision/CastPlan.h"
+#include "mp/Precision/Materialize.h"
+#include "mp/Precision/Plan.h"
+#include "mp/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace mp {
+#define GEN_PASS_DEF_ASSIGNPRECISION
+#include "mp/Transforms/Passes.h.inc"
+} // namespace mp
+
+using namespace mlir;
+using namespace mp;
+
+namespace {
+
+struct AssignPrecisionPass
+    : public mp::impl::AssignPrecisionBase<AssignPrecisionPass> {
+  using AssignPrecisionBase::AssignPrecisionBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::unique_ptr<PrecisionPolicy> policy;
+    if (policyFile.empty()) {
+      policy = std::make_unique<PrecisionPolicy>(PrecisionPolicy::builtin());
+    } else {
+      std::string error;
+      std::vector<std::string> warnings;
+      policy = PrecisionPolicy::load(policyFile, error, warnings);
+      for (const std::string &w : warnings)
+        emitWarning(module.getLoc(), "policy: ") << w;
+      if (!policy) {
+        emitError(module.getLoc(), "policy: ") << error;
+        return signalPassFailure();
+      }
+    }
+    bool keepIo = keepIoTypes >= 0 ? keepIoTypes != 0
+                                   : policy->keepIoTypes.value_or(true);
+
+    llvm::json::Array plans;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      PrecisionAnalysis analysis(func, *policy);
+      MLIRContext *ctx = func.getContext();
+      for (Operation *op : analysis.nodes()) {
+        const auto &d = analysis.decision(op);
+        Type f32 = Float32Type::get(ctx);
+        op->setAttr(kPrecisionAttrName,
+                    PrecisionAttr::get(ctx, computeType(ctx, d.compute),
+                                       d.accumulateF32 ? f32 : Type(), d.cls,
+                                       d.rule));
+      }
+      for (Operation *op : analysis.maskSentinels())
+        op->setAttr(kMaskSentinelAttrName, UnitAttr::get(ctx));
+      func->setAttr(kKeepIoTypesAttrName, BoolAttr::get(ctx, keepIo));
+      if (report)
+        printReport(func, keepIo, analysis.getFindings(), llvm::errs());
+      if (!planFile.empty()) {
+        PlanSummary summary;
+        plans.push_back(
+            buildPlan(func, keepIo, analysis.getFindings(), summary));
+      }
+    }
+    for (const std::string &re : policy->unmatchedPatterns())
+      emitWarning(module.getLoc(), "policy: node_patterns regex '")
+          << re << "' matches no node";
+    if (!planFile.empty() && failed(writePlan(plans)))
+      return signalPassFailure();
+  }
+
+  /// One function: its plan object; several: an array of them.
+  LogicalResult writePlan(llvm::json::Array &plans) {
+    std::string error;
+    auto file = openOutputFile(planFile, &error);
+    if (!file)
+      return emitError(getOperation().getLoc(), "cannot write plan: ")
+             << error;
+    llvm::json::Value value = plans.size() == 1 ? std::move(plans[0])
+                                                : llvm::json::Value(std::move(plans));
+    file->os() << llvm::formatv("{0:2}", value) << "\n";
+    file->keep();
+    return success();
+  }
+};
+
+} // namespace

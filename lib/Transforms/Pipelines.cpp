@@ -1,0 +1,50 @@
+//===- Pipelines.cpp - named pass pipelines -------------------------------===//
+
+#include "mp/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace {
+struct MixedPrecisionOptions
+    : public PassPipelineOptions<MixedPrecisionOptions> {
+  Option<std::string> policy{*this, "policy",
+                             llvm::cl::desc("JSON precision policy")};
+  Option<std::string> plan{*this, "plan",
+                           llvm::cl::desc("Write the precision plan here")};
+  Option<bool> report{*this, "report",
+                      llvm::cl::desc("Print the summary table on stderr"),
+                      llvm::cl::init(false)};
+  Option<int> keepIoTypes{
+      *this, "keep-io-types",
+      llvm::cl::desc("Keep graph input/output types (1/0; -1: policy)"),
+      llvm::cl::init(-1)};
+};
+} // namespace
+
+void mp::buildMixedPrecisionPipeline(OpPassManager &pm, StringRef policy,
+                                     StringRef plan, bool report,
+                                     int keepIoTypes) {
+  AssignPrecisionOptions assign;
+  assign.policyFile = policy.str();
+  assign.planFile = plan.str();
+  assign.report = report;
+  assign.keepIoTypes = keepIoTypes;
+  pm.addPass(createAssignPrecision(assign));
+  InsertCastsOptions casts;
+  casts.keepIoTypes = keepIoTypes;
+  pm.addPass(createInsertCasts(casts));
+}
+
+void mp::registerMpPipelines() {
+  PassPipelineRegistration<MixedPrecisionOptions>(
+      "mp-mixed-precision",
+      "Assign fp16/fp32 per op from the policy, then insert casts",
+      [](OpPassManager &pm, const MixedPrecisionOptions &o) {
+        buildMixedPrecisionPipeline(pm, o.policy, o.plan, o.report,
+                                    o.keepIoTypes);
+      });
+}

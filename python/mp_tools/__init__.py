@@ -1,0 +1,1 @@
+"""Tools around mp-opt: sweeps and reports (no MLIR dependency, only onnx)."""
