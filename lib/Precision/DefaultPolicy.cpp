@@ -146,3 +146,12 @@ const DefaultPolicyEntry *mp::findDefaultEntry(StringRef name) {
       return &e;
   return nullptr;
 }
+
+void mp::printDefaultPolicyTable(llvm::raw_ostream &os) {
+  os << "| ONNX op type | mp op | class | fp32 accumulation | why |\n"
+     << "|---|---|---|---|---|\n";
+  for (const DefaultPolicyEntry &e : kTable)
+    os << "| " << e.opType << " | `" << e.mpOp << "` | "
+       << stringifyPrecisionClass(e.cls) << " | "
+       << (e.accumulateF32 ? "yes" : "") << " | " << e.reason << " |\n";
+}

@@ -8,6 +8,7 @@
 
 #include "mp/Dialect/Mp/IR/MpDialect.h"
 #include "mp/Import/OnnxImporter.h"
+#include "mp/Precision/Policy.h"
 #include "mp/Transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -30,6 +31,12 @@ static llvm::cl::opt<bool>
                 llvm::cl::desc("Print the ONNX ops the importer supports "
                                "(domain, op type, reviewed since-versions)"),
                 llvm::cl::init(false));
+
+static llvm::cl::opt<bool> printPrecisionPolicy(
+    "print-precision-policy",
+    llvm::cl::desc("Print the built-in precision policy as a markdown table "
+                   "(ONNX op type, class, fp32 accumulation, reason)"),
+    llvm::cl::init(false));
 
 /// Imports an ONNX model, runs the command-line pipeline and prints the IR.
 static LogicalResult runOnOnnx(StringRef inputFilename,
@@ -72,6 +79,10 @@ int main(int argc, char **argv) {
       registry);
   if (listOnnxOps) {
     mp::printSupportedOnnxOps(llvm::outs());
+    return 0;
+  }
+  if (printPrecisionPolicy) {
+    mp::printDefaultPolicyTable(llvm::outs());
     return 0;
   }
   if (mp::isOnnxFile(inputFilename))

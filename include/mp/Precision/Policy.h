@@ -46,6 +46,10 @@ struct DefaultPolicyEntry {
 /// The built-in policy, one row per ONNX op type that carries float data.
 llvm::ArrayRef<DefaultPolicyEntry> defaultPolicyTable();
 
+/// Prints the built-in policy as a markdown table: op type, mp op, class,
+/// fp32 accumulation, reason.
+void printDefaultPolicyTable(llvm::raw_ostream &os);
+
 /// The default-table row of an ONNX op type, or of an mp op name.
 const DefaultPolicyEntry *findDefaultEntry(llvm::StringRef opTypeOrMpOp);
 
