@@ -15,6 +15,10 @@ using namespace mlir;
 
 namespace mp {
 
+static std::string formatNumber(double v) {
+  return llvm::formatv("{0}", llvm::format("%g", v)).str();
+}
+
 static std::string quoted(Operation *op) {
   std::string name = onnxNodeName(op);
   return "'" + (name.empty() ? op->getName().getStringRef().str() : name) + "'";
@@ -84,12 +88,13 @@ SmallVector<Operation *> PrecisionAnalysis::successors(Operation *op) const {
 //===----------------------------------------------------------------------===//
 
 void PrecisionAnalysis::classify(const PrecisionPolicy &policy) {
+  DenseMap<Operation *, std::string> keys = precisionNodeKeys(root);
   for (Operation *op : order) {
     Decision &d = decisions[op];
     std::string type = onnxOpType(op);
     d.cls = isa<CastOp>(op) ? PrecisionClass::clear : policy.classOf(type);
     d.rule = (stringifyPrecisionClass(d.cls) + " class of " + type).str();
-    NodeOverride o = policy.overrideFor(onnxNodeName(op));
+    NodeOverride o = policy.overrideFor(keys[op]);
     if (o.cls) {
       d.cls = *o.cls;
       d.rule = ("user override: class " + stringifyPrecisionClass(d.cls)).str();
@@ -143,11 +148,38 @@ void PrecisionAnalysis::applyGuards() {
   }
 }
 
-/// True when `source`'s value reaches a softmax or an attention mask
-/// through elementwise or data-movement ops: it is an additive mask.
-static bool feedsSoftmaxOrMask(Operation *source) {
-  std::deque<std::pair<Operation *, int>> queue{{source, 0}};
-  DenseSet<Operation *> seen{source};
+/// True when `use` ends in a softmax input or an attention mask operand.
+static bool isMaskSink(OpOperand &use) {
+  Operation *user = use.getOwner();
+  Value v = use.get();
+  if (isa<SoftmaxOp, LogSoftmaxOp>(user))
+    return true;
+  if (auto a = dyn_cast<AttentionOp>(user))
+    return v == a.getAttnMask();
+  if (auto a = dyn_cast<MultiHeadAttentionOp>(user))
+    return v == a.getAttentionBias();
+  if (auto a = dyn_cast<GroupQueryAttentionOp>(user))
+    return v == a.getAttentionBias();
+  if (auto a = dyn_cast<MsAttentionOp>(user))
+    return v == a.getAttentionBias();
+  return false;
+}
+
+/// True when the value `use` reads reaches a softmax or an attention mask
+/// through `use` and then elementwise or data-movement ops: along this use
+/// the value is an additive mask.
+static bool reachesMask(OpOperand &start) {
+  auto transparent = [](Operation *op) {
+    return isa<WhereOp, ExpandOp, ReshapeOp, UnsqueezeOp, SqueezeOp, SliceOp,
+               ConcatOp, TransposeOp, TileOp, CastOp, MulOp, SubOp, AddOp,
+               GatherOp, ConstantOfShapeOp, TriluOp, MinOp, MaxOp>(op);
+  };
+  if (isMaskSink(start))
+    return true;
+  if (!transparent(start.getOwner()))
+    return false;
+  std::deque<std::pair<Operation *, int>> queue{{start.getOwner(), 0}};
+  DenseSet<Operation *> seen{start.getOwner()};
   while (!queue.empty()) {
     auto [op, depth] = queue.front();
     queue.pop_front();
@@ -155,26 +187,10 @@ static bool feedsSoftmaxOrMask(Operation *source) {
       continue;
     for (Value result : op->getResults())
       for (OpOperand &use : result.getUses()) {
-        Operation *user = use.getOwner();
-        if (isa<SoftmaxOp, LogSoftmaxOp>(user))
+        if (isMaskSink(use))
           return true;
-        if (auto a = dyn_cast<AttentionOp>(user))
-          if (use.get() == a.getAttnMask())
-            return true;
-        if (auto a = dyn_cast<MultiHeadAttentionOp>(user))
-          if (use.get() == a.getAttentionBias())
-            return true;
-        if (auto a = dyn_cast<GroupQueryAttentionOp>(user))
-          if (use.get() == a.getAttentionBias())
-            return true;
-        if (auto a = dyn_cast<MsAttentionOp>(user))
-          if (use.get() == a.getAttentionBias())
-            return true;
-        bool transparent =
-            isa<WhereOp, ExpandOp, ReshapeOp, UnsqueezeOp, SqueezeOp, SliceOp,
-                ConcatOp, TransposeOp, TileOp, CastOp, MulOp, SubOp, AddOp,
-                GatherOp, ConstantOfShapeOp, TriluOp, MinOp, MaxOp>(user);
-        if (transparent && seen.insert(user).second)
+        Operation *user = use.getOwner();
+        if (transparent(user) && seen.insert(user).second)
           queue.push_back({user, depth + 1});
       }
   }
@@ -187,7 +203,7 @@ void PrecisionAnalysis::checkConstants() {
     llvm::raw_string_ostream os(text);
     if (s.overflow)
       os << s.overflow << " value(s) beyond fp16's 65504 (max |v| = "
-         << llvm::format("%g", s.maxAbs) << ")";
+         << formatNumber(s.maxAbs) << ")";
     if (s.overflow && s.flushToZero)
       os << "; ";
     if (s.flushToZero)
@@ -210,28 +226,53 @@ void PrecisionAnalysis::checkConstants() {
     // tensor that is mostly tiny is not.
     bool underflow = s.flushToZero > 0 &&
                      (s.count <= 16 || s.flushToZero * 100 > s.nonzero);
-    if (!s.overflow && !underflow)
-      return;
-    if (!underflow && s.minValue <= kSentinelThreshold &&
-        s.maxAbs == std::fabs(s.minValue) && feedsSoftmaxOrMask(op)) {
+    // A mask: its large values are large negatives (at or below -1e4, in or
+    // beyond fp16's range), and some of its uses reach a softmax or an
+    // attention mask. fp16 models' -65504 masks count too: two of them add
+    // up to -inf.
+    SmallVector<Operation *> maskUsers;
+    if (!underflow && s.minValue <= kSentinelThreshold && s.maxValue <= 65504.0)
+      for (OpOperand &use : op->getUses())
+        if (reachesMask(use))
+          maskUsers.push_back(use.getOwner());
+    if (!maskUsers.empty()) {
       sentinels.insert(op);
+      // Other uses see the real value: they stay in fp32.
+      std::string why = "constant " + quoted(op) +
+                        " out of fp16 range: " + describe(s) +
+                        " (used here outside the mask)";
+      for (OpOperand &use : op->getUses()) {
+        Operation *user = use.getOwner();
+        if (llvm::is_contained(maskUsers, user) || !isNode(user))
+          continue;
+        decisions[user].compute = Compute::F32;
+        decisions[user].rule = why;
+        fixed.insert(user);
+        decided.insert(user);
+      }
       findings.push_back(
           {op, "mask",
            quoted(op) + ": attention mask sentinel " +
-               llvm::formatv("{0:g}", s.minValue).str() + " becomes " +
-               llvm::formatv("{0:g}", kFp16SafeSentinel).str() +
+               formatNumber(s.minValue) + " becomes " +
+               formatNumber(kFp16SafeSentinel) +
                " in fp16 (softmax output unchanged)"});
       return;
     }
+    if (!s.overflow && !underflow)
+      return;
     std::string why = "constant " + quoted(op) + " out of fp16 range: " +
                       describe(s);
     // Every float consumer keeps fp32: the constant is never clamped.
     SmallVector<Operation *> users;
     if (isNode(op))
       users.push_back(op);
-    for (Operation *user : op->getUsers())
+    for (Operation *user : op->getUsers()) {
+      // A value yielded by a branch is consumed by its mp.if.
+      if (isa<YieldOp>(user))
+        user = user->getParentOp();
       if (isNode(user))
         users.push_back(user);
+    }
     for (Operation *user : users) {
       Decision &d = decisions[user];
       if (d.compute == Compute::F16 && fixed.count(user))
@@ -348,27 +389,52 @@ void PrecisionAnalysis::propagate() {
       }
   }
 
-  // 5. What is left follows its inputs, in program order.
+  // 5. What is left follows its inputs, in program order. Producers that
+  // adapt to their users (constants, casts from integers, ops fed only by
+  // those) are neutral; graph inputs count in their own type.
+  DenseSet<Operation *> neutral;
   for (Operation *op : order) {
     if (!open(op))
       continue;
-    SmallVector<Operation *> preds = predecessors(op);
-    bool anyF16 = false, allF16 = true;
-    for (Operation *p : preds) {
-      bool f16 = decisions[p].compute == Compute::F16;
-      anyF16 |= f16;
-      allF16 &= f16;
+    bool anyF16 = false, anyF32 = false;
+    auto count = [&](bool f16) { (f16 ? anyF16 : anyF32) = true; };
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      if (isIndexOperand(op, i) || !isa<FloatType>(getElementTypeOrSelf(v)))
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (def && isNode(def)) {
+        if (!neutral.count(def))
+          count(decisions[def].compute == Compute::F16);
+      } else if (!def) {
+        count(getElementTypeOrSelf(v).isF16());
+      } else if (!isa<ConstantOp, CastOp>(def)) {
+        count(getElementTypeOrSelf(v).isF16());
+      }
     }
-    // Graph inputs count as fp32 producers; constants adapt to their users.
-    for (Value v : op->getOperands())
-      if (isa<BlockArgument>(v) && isa<FloatType>(getElementTypeOrSelf(v)))
-        allF16 = false;
-    if (anyF16 && allF16)
+    if (auto ifOp = dyn_cast<IfOp>(op))
+      for (Operation *p : predecessors(ifOp))
+        if (!neutral.count(p))
+          count(decisions[p].compute == Compute::F16);
+    if (anyF16 && !anyF32)
       set(op, Compute::F16, "inputs are fp16");
+    else if (anyF32)
+      set(op, Compute::F32, "an input is fp32");
     else
-      set(op, Compute::F32, preds.empty() ? "no fp16 inputs (graph inputs "
-                                            "or constants only)"
-                                          : "an input is fp32");
+      neutral.insert(op);
+  }
+  // Neutral ops (constant inputs only, e.g. mask builders) take the type
+  // their users compute in, so their constants fold into that type.
+  for (Operation *op : llvm::reverse(order)) {
+    if (!neutral.count(op))
+      continue;
+    SmallVector<Operation *> users = successors(op);
+    bool allF16 = !users.empty() && llvm::all_of(users, [&](Operation *u) {
+      return decisions[u].compute == Compute::F16 && !neutral.count(u);
+    });
+    neutral.erase(op);
+    set(op, allF16 ? Compute::F16 : Compute::F32,
+        allF16 ? "constant inputs only; its users are fp16"
+               : "constant inputs only; a user is fp32");
   }
 }
 

@@ -36,6 +36,18 @@ static bool isFloatValue(Value v) {
   return isa<FloatType>(getElementTypeOrSelf(v.getType()));
 }
 
+/// The element type `op` computes in: f16, or f32 unless the op already
+/// works in f64 (precision is never lowered by an fp32 decision).
+static Type decidedType(Operation *op, Compute c) {
+  Type t = computeType(op->getContext(), c);
+  if (c == Compute::F32)
+    for (Type type : llvm::concat<Type>(llvm::to_vector(op->getOperandTypes()),
+                                        llvm::to_vector(op->getResultTypes())))
+      if (getElementTypeOrSelf(type).isF64())
+        return getElementTypeOrSelf(type);
+  return t;
+}
+
 CastPlan planCasts(func::FuncOp func, DecisionFn decisionOf, bool keepIoTypes) {
   CastPlan plan;
   MLIRContext *ctx = func.getContext();
@@ -45,7 +57,7 @@ CastPlan planCasts(func::FuncOp func, DecisionFn decisionOf, bool keepIoTypes) {
     std::optional<Compute> c = decisionOf(owner);
     if (!c || isIndexOperand(owner, use.getOperandNumber()))
       return {};
-    return computeType(ctx, *c);
+    return decidedType(owner, *c);
   };
   // A value whose every use asks for f16 may itself be produced in f16.
   auto allUsesWantF16 = [&](Value v) {
@@ -73,7 +85,7 @@ CastPlan planCasts(func::FuncOp func, DecisionFn decisionOf, bool keepIoTypes) {
         continue;
       Type elt = getElementTypeOrSelf(r.getType());
       if (c && resultFollowsCompute(op, r.getResultNumber()))
-        elt = computeType(ctx, *c);
+        elt = decidedType(op, *c);
       else if (isa<CastOp>(op) && allUsesWantF16(r))
         // An ONNX Cast to float whose users all run in f16 casts to f16.
         elt = Float16Type::get(ctx);

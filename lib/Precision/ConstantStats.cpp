@@ -42,8 +42,9 @@ ConstantStats computeConstantStats(ElementsAttr attr) {
   if (!isa<FloatType>(elt) || bytes.empty())
     return s;
   int64_t n = bytes.size() / width;
-  double smallest = std::ldexp(1.0, -25); // fp16 rounds below this to 0
+  double smallest = std::ldexp(1.0, -25); // fp16 rounds this and below to 0
   s.minValue = INFINITY;
+  s.maxValue = -INFINITY;
   for (int64_t i = 0; i < n; ++i) {
     const char *p = bytes.data() + i * width;
     double v;
@@ -70,12 +71,13 @@ ConstantStats computeConstantStats(ElementsAttr attr) {
     s.count++;
     if (v != 0)
       s.nonzero++;
-    if (v != 0 && a < smallest)
+    if (v != 0 && a <= smallest)
       s.flushToZero++;
     if (a > 65504.0 && !std::isnan(v))
       s.overflow++;
     s.maxAbs = std::max(s.maxAbs, a);
     s.minValue = std::min(s.minValue, v);
+    s.maxValue = std::max(s.maxValue, v);
   }
   if (splat) {
     // One stored element stands for all of them.
@@ -86,7 +88,7 @@ ConstantStats computeConstantStats(ElementsAttr attr) {
     s.count = total;
   }
   if (s.count == 0)
-    s.minValue = 0;
+    s.minValue = s.maxValue = 0;
   return s;
 }
 

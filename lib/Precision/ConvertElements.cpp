@@ -77,6 +77,15 @@ static float readFloat(const char *data, Type elt, int64_t i) {
   return f;
 }
 
+bool hasElementData(ElementsAttr attr) {
+  if (isa<DenseElementsAttr>(attr))
+    return true;
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(attr))
+    if (AsmResourceBlob *blob = res.getRawHandle().getBlob())
+      return !blob->getData().empty() || attr.getNumElements() == 0;
+  return false;
+}
+
 ElementsAttr convertFloatElements(ElementsAttr attr, FloatType target,
                                   bool rewriteSentinels) {
   auto srcType = cast<ShapedType>(attr.getType());

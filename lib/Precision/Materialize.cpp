@@ -29,6 +29,26 @@ LogicalResult materializePrecision(func::FuncOp func, bool keepIoTypes) {
   CastPlan plan = planCasts(func, recordedCompute, keepIoTypes);
   MLIRContext *ctx = func.getContext();
 
+  // Weights before conversion, for reports after this pass.
+  int64_t weightBytes = 0;
+  func.walk([&](ConstantOp c) {
+    auto type = cast<ShapedType>(c.getType());
+    if (isa<FloatType>(type.getElementType()))
+      weightBytes += type.getNumElements() *
+                     (type.getElementType().getIntOrFloatBitWidth() / 8);
+  });
+  func->setAttr(kWeightBytesAttrName,
+                IntegerAttr::get(IntegerType::get(ctx, 64), weightBytes));
+  func->setAttr(kKeepIoTypesAttrName, BoolAttr::get(ctx, keepIoTypes));
+
+  // Constants whose data is not there (elided resources) cannot convert.
+  for (auto &[key, uses] : plan.conversions)
+    if (auto c = dyn_cast_if_present<ConstantOp>(key.first.getDefiningOp()))
+      if (!hasElementData(c.getValue()))
+        return c.emitError("constant has no data (an elided resource?); it "
+                           "cannot be converted to ")
+               << key.second;
+
   // 1. Retype values in place: results of decided ops, retargeted ONNX
   // casts, and (without keep-io-types) graph inputs.
   for (auto &[value, elt] : plan.newElementType) {
@@ -70,13 +90,28 @@ LogicalResult materializePrecision(func::FuncOp func, bool keepIoTypes) {
       use->set(converted);
   }
 
-  // 3. Constants nobody uses any more go away.
+  // 3. Mask sentinels of constants that are already f16 (fp16 models) are
+  // rewritten in place: their -65504 would add up to -inf.
+  func.walk([&](ConstantOp c) {
+    if (c->hasAttr(kMaskSentinelAttrName) &&
+        getElementTypeOrSelf(c.getType()).isF16() && hasElementData(c.getValue()))
+      c.setValueAttr(convertFloatElements(c.getValue(),
+                                          Float16Type::get(ctx), true));
+  });
+  func.walk([&](ConstantOfShapeOp c) {
+    if (c->hasAttr(kMaskSentinelAttrName) &&
+        getElementTypeOrSelf(c.getType()).isF16())
+      c.setValueAttr(convertFloatElements(c.getValue(),
+                                          Float16Type::get(ctx), true));
+  });
+
+  // 4. Constants nobody uses any more go away.
   func.walk([&](ConstantOp c) {
     if (c->use_empty())
       c->erase();
   });
 
-  // 4. The function signature follows its arguments and returned values.
+  // 5. The function signature follows its arguments and returned values.
   Operation *ret = func.getBody().front().getTerminator();
   func.setType(FunctionType::get(ctx, func.getBody().getArgumentTypes(),
                                  ret->getOperandTypes()));

@@ -4,7 +4,10 @@
 #include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Precision/Policy.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -48,6 +51,28 @@ bool isPrecisionNode(Operation *op) {
     return false;
   return llvm::any_of(op->getOperandTypes(), isFloatTensor) ||
          llvm::any_of(op->getResultTypes(), isFloatTensor);
+}
+
+DenseMap<Operation *, std::string> precisionNodeKeys(Operation *root) {
+  DenseMap<Operation *, std::string> keys;
+  std::string prefix;
+  if (auto func = dyn_cast<func::FuncOp>(root))
+    if (auto module = func->getParentOfType<ModuleOp>())
+      if (llvm::range_size(module.getOps<func::FuncOp>()) > 1)
+        prefix = ("@" + func.getName() + ":").str();
+  llvm::StringSet<> seen;
+  unsigned ordinal = 0;
+  root->walk([&](Operation *op) {
+    if (op == root || !isPrecisionNode(op))
+      return;
+    std::string name = onnxNodeName(op);
+    if (name.empty() || !seen.insert(name).second)
+      name = (name.empty() ? onnxOpType(op) : name) + "#" +
+             std::to_string(ordinal);
+    keys[op] = prefix + name;
+    ++ordinal;
+  });
+  return keys;
 }
 
 bool readsOnlyShape(Operation *op) { return isa<ShapeOp, SizeOp>(op); }

@@ -71,13 +71,12 @@ static std::vector<NodeRow> collectRows(func::FuncOp func, bool keepIoTypes,
   CastPlan plan = planCasts(func, recordedCompute, keepIoTypes);
   std::vector<NodeRow> rows;
   DenseMap<Operation *, size_t> rowOf;
+  DenseMap<Operation *, std::string> keys = precisionNodeKeys(func);
   func.walk([&](Operation *op) {
     auto d = op->getAttrOfType<PrecisionAttr>(kPrecisionAttrName);
     if (!d)
       return;
-    NodeRow row{op, onnxNodeName(op), onnxOpType(op), d};
-    if (row.name.empty())
-      row.name = row.opType + "#" + std::to_string(rows.size());
+    NodeRow row{op, keys.lookup(op), onnxOpType(op), d};
     row.castsIn = plan.castsInto(op);
     rowOf[op] = rows.size();
     rows.push_back(row);
@@ -88,7 +87,15 @@ static std::vector<NodeRow> collectRows(func::FuncOp func, bool keepIoTypes,
     s.contractionFlops += flops;
     s.contractionFlopsF16 += f16 ? flops : 0;
   });
+  // After mp-insert-casts: the casts it made are in the IR (they carry no
+  // decision), and the weights before conversion were recorded.
   s.casts = plan.numRuntimeCasts();
+  func.walk([&](CastOp c) {
+    if (!c->hasAttr(kPrecisionAttrName) &&
+        isa<FloatType>(getElementTypeOrSelf(c.getInput().getType())) &&
+        isa<FloatType>(getElementTypeOrSelf(c.getType())))
+      s.casts++;
+  });
   // Weights: a constant converted for all its uses shrinks (or grows) in
   // place; one with uses of both types is kept and copied.
   func.walk([&](ConstantOp c) {
@@ -115,6 +122,8 @@ static std::vector<NodeRow> collectRows(func::FuncOp func, bool keepIoTypes,
     if (firstUser && rowOf.count(firstUser))
       rows[rowOf[firstUser]].bytesSaved += bytes - after;
   });
+  if (auto before = func->getAttrOfType<IntegerAttr>(kWeightBytesAttrName))
+    s.weightBytesBefore = before.getInt();
   return rows;
 }
 

@@ -71,9 +71,15 @@ struct Parser {
   std::string &error;
   std::vector<std::string> &warnings;
 
-  /// "file:line:col" of the first occurrence of `"key"` in the text.
-  std::string where(StringRef key) const {
-    size_t pos = text.find(("\"" + key + "\"").str());
+  /// "file:line:col" of the first occurrence of `"key"` in the text after
+  /// the first occurrence of `"parent"` (the enclosing key).
+  std::string where(StringRef key, StringRef parent = "") const {
+    size_t from = parent.empty()
+                      ? 0
+                      : text.find(("\"" + parent + "\"").str());
+    if (from == StringRef::npos)
+      from = 0;
+    size_t pos = text.find(("\"" + key + "\"").str(), from);
     if (pos == StringRef::npos)
       return source.str();
     StringRef before = text.take_front(pos);
@@ -84,9 +90,12 @@ struct Parser {
     return (source + ":" + Twine(line) + ":" + Twine(col)).str();
   }
 
+  /// The enclosing key of the entry being parsed (for positions).
+  StringRef parent;
+
   bool fail(StringRef key, const Twine &path, const Twine &message) {
     if (error.empty())
-      error = (where(key) + ": " + path + ": " + message).str();
+      error = (where(key, parent) + ": " + path + ": " + message).str();
     return false;
   }
 
@@ -161,7 +170,7 @@ PrecisionPolicy::parse(StringRef json, StringRef source, std::string &error,
     error = (source + ": invalid JSON: " + llvm::toString(root.takeError())).str();
     return nullptr;
   }
-  Parser p{json, source, error, warnings};
+  Parser p{json, source, error, warnings, ""};
   const Object *top = root->getAsObject();
   if (!top) {
     error = (source + ": the policy must be a JSON object").str();
@@ -180,9 +189,11 @@ PrecisionPolicy::parse(StringRef json, StringRef source, std::string &error,
 
   for (const auto &[key, value] : *top) {
     StringRef k = key;
+    p.parent = "";
     // Plan files are policies too: their bookkeeping keys are ignored.
     if (k == "use_builtin" || k == "version" || k == "model" ||
-        k == "function" || k == "summary" || k == "comment")
+        k == "function" || k == "summary" || k == "summaries" ||
+        k == "comment")
       continue;
     if (k == "keep_io_types") {
       if (!value.getAsBoolean())
@@ -197,12 +208,14 @@ PrecisionPolicy::parse(StringRef json, StringRef source, std::string &error,
       const Object *obj = value.getAsObject();
       if (!obj)
         return p.fail(k, k, "expected an object of op type -> class"), nullptr;
+      p.parent = "op_types";
       for (const auto &[op, cls] : *obj) {
         PrecisionClass c;
         if (!p.parseClass(cls, op, Twine("op_types.") + StringRef(op), c))
           return nullptr;
         if (!findDefaultEntry(op))
-          warnings.push_back((p.where(op) + ": op_types." + StringRef(op) +
+          warnings.push_back((p.where(op, "op_types") + ": op_types." +
+                              StringRef(op) +
                               ": no ONNX op of this type carries float data "
                               "in mp (is the name right?)")
                                  .str());
@@ -214,6 +227,7 @@ PrecisionPolicy::parse(StringRef json, StringRef source, std::string &error,
         return p.fail(k, k, "expected an object of node name -> class or "
                             "{\"class\", \"compute\"}"),
                nullptr;
+      p.parent = "nodes";
       for (const auto &[name, entry] : *obj) {
         NodeOverride o;
         if (!p.parseOverride(entry, name, Twine("nodes.") + StringRef(name), o))
@@ -226,6 +240,7 @@ PrecisionPolicy::parse(StringRef json, StringRef source, std::string &error,
         return p.fail(k, k, "expected an array of {\"regex\", \"class\" or "
                             "\"compute\"}"),
                nullptr;
+      p.parent = "node_patterns";
       for (auto [i, entry] : llvm::enumerate(*arr)) {
         std::string path = ("node_patterns[" + Twine(i) + "]").str();
         const Object *obj = entry.getAsObject();

@@ -44,7 +44,8 @@ struct AssignPrecisionPass
     bool keepIo = keepIoTypes >= 0 ? keepIoTypes != 0
                                    : policy->keepIoTypes.value_or(true);
 
-    llvm::json::Array plans;
+    llvm::json::Object nodes, summaries;
+    std::string lastFunction;
     for (auto func : module.getOps<func::FuncOp>()) {
       PrecisionAnalysis analysis(func, *policy);
       MLIRContext *ctx = func.getContext();
@@ -63,27 +64,41 @@ struct AssignPrecisionPass
         printReport(func, keepIo, analysis.getFindings(), llvm::errs());
       if (!planFile.empty()) {
         PlanSummary summary;
-        plans.push_back(
-            buildPlan(func, keepIo, analysis.getFindings(), summary));
+        llvm::json::Object plan =
+            buildPlan(func, keepIo, analysis.getFindings(), summary);
+        for (auto &[key, value] : *plan.getObject("nodes"))
+          nodes[key] = std::move(value);
+        summaries[func.getName()] = std::move(*plan.get("summary"));
+        lastFunction = func.getName().str();
       }
     }
     for (const std::string &re : policy->unmatchedPatterns())
       emitWarning(module.getLoc(), "policy: node_patterns regex '")
           << re << "' matches no node";
-    if (!planFile.empty() && failed(writePlan(plans)))
+    if (planFile.empty())
+      return;
+    // One object for the module, so that the plan is a policy: node keys
+    // carry "@function:" prefixes when there are several functions.
+    llvm::json::Object plan{{"version", 1}, {"keep_io_types", keepIo},
+                            {"nodes", std::move(nodes)}};
+    if (summaries.size() == 1) {
+      plan["function"] = lastFunction;
+      plan["summary"] = std::move(*summaries.get(lastFunction));
+    } else {
+      plan["summaries"] = std::move(summaries);
+    }
+    if (failed(writePlan(std::move(plan))))
       return signalPassFailure();
   }
 
-  /// One function: its plan object; several: an array of them.
-  LogicalResult writePlan(llvm::json::Array &plans) {
+  LogicalResult writePlan(llvm::json::Object plan) {
     std::string error;
     auto file = openOutputFile(planFile, &error);
     if (!file)
       return emitError(getOperation().getLoc(), "cannot write plan: ")
              << error;
-    llvm::json::Value value = plans.size() == 1 ? std::move(plans[0])
-                                                : llvm::json::Value(std::move(plans));
-    file->os() << llvm::formatv("{0:2}", value) << "\n";
+    file->os() << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan)))
+               << "\n";
     file->keep();
     return success();
   }

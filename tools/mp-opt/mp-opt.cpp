@@ -38,6 +38,12 @@ static llvm::cl::opt<bool> printPrecisionPolicy(
                    "(ONNX op type, class, fp32 accumulation, reason)"),
     llvm::cl::init(false));
 
+static llvm::cl::opt<bool> noOutput(
+    "no-output",
+    llvm::cl::desc("Import an ONNX model and run the pipeline without "
+                   "printing the result (report-only passes, measurements)"),
+    llvm::cl::init(false));
+
 /// Imports an ONNX model, runs the command-line pipeline and prints the IR.
 static LogicalResult runOnOnnx(StringRef inputFilename,
                                StringRef outputFilename,
@@ -53,6 +59,8 @@ static LogicalResult runOnOnnx(StringRef inputFilename,
   if (failed(applyPassManagerCLOptions(pm)) ||
       failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
     return failure();
+  if (noOutput)
+    return success();
   std::string error;
   auto output = openOutputFile(outputFilename, &error);
   if (!output) {

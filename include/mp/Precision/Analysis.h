@@ -32,6 +32,7 @@ struct ConstantStats {
   int64_t overflow = 0;
   double maxAbs = 0;
   double minValue = 0;
+  double maxValue = 0;
 };
 
 /// Statistics of the float data of `attr` (dense or resource elements).
@@ -39,9 +40,11 @@ ConstantStats computeConstantStats(mlir::ElementsAttr attr);
 
 /// Mask sentinels at or below this value are rewritten for fp16.
 constexpr double kSentinelThreshold = -1.0e4;
-/// What sentinels become in fp16: exact, and far enough from fp16's limit
-/// that adding scores never overflows to -inf.
-constexpr double kFp16SafeSentinel = -32768.0;
+/// What sentinels become in fp16: exact, small enough that exp() of it
+/// minus any real score is 0 even in fp32, and far enough from fp16's limit
+/// (-65504) that adding scores, or up to six such masks, never overflows to
+/// -inf.
+constexpr double kFp16SafeSentinel = -10000.0;
 
 class PrecisionAnalysis {
 public:

@@ -18,6 +18,13 @@ constexpr llvm::StringLiteral kMaskSentinelAttrName = "mp.mask_sentinel";
 /// Function attribute recording keep-io-types as assign-precision decided.
 constexpr llvm::StringLiteral kKeepIoTypesAttrName = "mp.keep_io_types";
 
+/// Function attribute: float weight bytes before mp-insert-casts converted
+/// them (for reports after the pass).
+constexpr llvm::StringLiteral kWeightBytesAttrName = "mp.weight_bytes_fp32";
+
+/// True when `attr` holds its element data (not an elided resource).
+bool hasElementData(mlir::ElementsAttr attr);
+
 /// The compute type recorded on `op`, if it has a decision.
 std::optional<Compute> recordedCompute(mlir::Operation *op);
 

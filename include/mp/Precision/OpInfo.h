@@ -4,6 +4,7 @@
 #define MP_PRECISION_OPINFO_H
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace mp {
@@ -19,6 +20,13 @@ std::string onnxOpType(mlir::Operation *op);
 /// yields and casts between float and non-float types) with a float operand
 /// or result.
 bool isPrecisionNode(mlir::Operation *op);
+
+/// The names plans and policies use for the precision nodes under `root`
+/// (a function): the ONNX node name, or "OpType#k" for unnamed and
+/// repeated names (k counts nodes in walk order); prefixed with "@func:"
+/// when the module has several functions. Deterministic for one IR.
+llvm::DenseMap<mlir::Operation *, std::string>
+precisionNodeKeys(mlir::Operation *root);
 
 /// True when operand `index` of `op` is a shape, index or count operand
 /// (Reshape shape, Slice starts, Gather indices, Resize scales, ...): its
