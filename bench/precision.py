@@ -883,17 +883,26 @@ this run; the reasons below are mp's documented design, docs/precision.md):
 - **Nodes in f16.** The peers convert (almost) every float node, Pow, Sqrt, ReduceMean
   and Div of a spelled-out LayerNorm included. mp deliberately keeps Pow/Exp and whatever
   a deny op propagates to in fp32 (openwakeword's spelled-out LayerNorms, silero's STFT
-  magnitude sqrt(re² + im²)),
-  computes LayerNorm/RMSNorm/Softmax statistics in fp32 inside f16 ops, and leaves an
-  infer-class op fed only by graph inputs and constants in fp32 (gpt2's
-  EmbedLayerNormalization, the mask path of the llama model, layernorm_overflow's
-  residual Add with the fp32 graph input). So mp has **fewer** nodes in f16, by design.
+  magnitude sqrt(re² + im²)), computes LayerNorm/RMSNorm/Softmax statistics in fp32
+  inside f16 ops, and, with `keep-io-types`, counts a graph input as fp32, so an infer-
+  class op that reads one stays in fp32 (layernorm_overflow's residual Add with the fp32
+  graph input, and the Relu after it). So mp has **fewer** nodes in f16 on those models,
+  by design. Ops fed only by constants (gpt2's EmbedLayerNormalization, the mask path of
+  the llama model) are neutral: they take the type their users compute in, so mp matches
+  onnxruntime's converter node for node on gpt2 and llama.
 - **Casts.** mp inserts one cast per (value, type), shared by all users; onnxconverter-
   common inserts one Cast per consumer of a graph input (e.g. tts_decoder's
   `encoder_out`, cast four times), which is where mp saves casts. mp pays extra casts at
-  the boundaries of the fp32 islands it keeps (in and out of each Pow/Sqrt chain,
-  around gpt2's EmbedLayerNormalization, into the llama mask path), so on those models
-  it has **more** casts than the peers, who simply run those ops in fp16.
+  the boundaries of the fp32 islands it keeps (in and out of each Pow/Sqrt chain of
+  openwakeword and silero), so on those two models it has **more** casts than the peers,
+  who simply run those ops in fp16; on the other models it has as many casts as
+  onnxruntime's converter (constant-fed ops adapting to their users means no casts
+  around gpt2's EmbedLayerNormalization and none into the fp16 llama model's mask path).
+- **Mask sentinels.** The two findings on `genai_llama_fp16_mha_extdata` are mp's mask
+  rule at work: the fp16 model's -65504 attention-mask fill is stored as -10000, so that
+  adding scores (or several masks) to it cannot overflow to -inf; the softmax output is
+  unchanged. The peers leave the value as it is (onnxruntime's converter keeps fp16
+  models unchanged, onnxconverter-common refuses them).
 - **Running.** A converted model that onnxruntime refuses, or whose outputs contain
   NaN/inf, is a failure of that peer on that model. The `layernorm_overflow` block does
   *not* overflow in either peer's fp16 model on onnxruntime's CPU provider: its fp16

@@ -45,6 +45,22 @@ static double contractionFlops(Operation *op) {
     ArrayRef<int64_t> k = shape(a.getPresentKey());
     return 4.0 * prod(qk) * dim(k.back());
   }
+  // Q.K^T and P.V: 4 * B * heads * S * T * head_dim, from the output
+  // [B, S, heads*head_dim] and the present cache [.., T, head_dim].
+  auto attention = [&](Value output, Value presentKey) {
+    ArrayRef<int64_t> o = shape(output), k = shape(presentKey);
+    return 4.0 * prod(o) * dim(k[k.size() - 2]);
+  };
+  if (auto a = dyn_cast<MultiHeadAttentionOp>(op))
+    return attention(a.getOutput(), a.getPresentKey());
+  if (auto a = dyn_cast<GroupQueryAttentionOp>(op))
+    return attention(a.getOutput(), a.getPresentKey());
+  if (auto a = dyn_cast<MsAttentionOp>(op)) {
+    // The packed QKV projection, then attention over the present cache.
+    ArrayRef<int64_t> w = shape(a.getWeights());
+    return 2.0 * prod(shape(a.getInput())) * dim(w[1]) +
+           attention(a.getOutput(), a.getPresent());
+  }
   return 0;
 }
 

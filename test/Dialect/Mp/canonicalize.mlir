@@ -338,3 +338,23 @@ func.func @reshape_dynamic_result(%x: tensor<2x3x4xf32>) -> tensor<?x?xf32> {
 // CHECK: %[[CONSTANT:.+]] = mp.constant dense<[2, -1]> : tensor<2xi64>
 // CHECK: %[[RESHAPE:.+]] = mp.reshape %[[ARG0]], %[[CONSTANT]] : (tensor<2x3x4xf32>, tensor<2xi64>) ->
 // CHECK: return %[[RESHAPE]]
+
+// -----
+
+// Exact round trips fold; a round trip through a narrower type rounds and
+// stays.
+func.func @cast_pairs(%h: tensor<2xf16>, %f: tensor<2xf32>, %i: tensor<2xi8>)
+    -> (tensor<2xf16>, tensor<2xf32>, tensor<2xi8>) {
+  %0 = mp.cast %h {to = f32} : tensor<2xf16> -> tensor<2xf32>
+  %1 = mp.cast %0 {to = f16} : tensor<2xf32> -> tensor<2xf16>
+  %2 = mp.cast %f {to = f16} : tensor<2xf32> -> tensor<2xf16>
+  %3 = mp.cast %2 {to = f32} : tensor<2xf16> -> tensor<2xf32>
+  %4 = mp.cast %i {to = f16} : tensor<2xi8> -> tensor<2xf16>
+  %5 = mp.cast %4 {to = i8} : tensor<2xf16> -> tensor<2xi8>
+  return %1, %3, %5 : tensor<2xf16>, tensor<2xf32>, tensor<2xi8>
+}
+// CHECK-LABEL: func.func @cast_pairs(
+// CHECK-SAME: %[[H:[a-z0-9]+]]: tensor<2xf16>, %[[F:[a-z0-9]+]]: tensor<2xf32>, %[[I:[a-z0-9]+]]: tensor<2xi8>
+// CHECK: %[[DOWN:.+]] = mp.cast %[[F]] {to = f16} : tensor<2xf32> -> tensor<2xf16>
+// CHECK: %[[UP:.+]] = mp.cast %[[DOWN]] {to = f32} : tensor<2xf16> -> tensor<2xf32>
+// CHECK: return %[[H]], %[[UP]], %[[I]]

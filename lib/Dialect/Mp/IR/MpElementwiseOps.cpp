@@ -69,9 +69,33 @@ OpFoldResult IdentityOp::fold(FoldAdaptor) {
   return {};
 }
 
+/// True when every value of `from` converts to `to` and back unchanged.
+static bool isExactWidening(Type from, Type to) {
+  auto mantissa = [](FloatType t) { return (int)t.getFPMantissaWidth(); };
+  auto ff = dyn_cast<FloatType>(from), ft = dyn_cast<FloatType>(to);
+  auto fi = dyn_cast<IntegerType>(from), ti = dyn_cast<IntegerType>(to);
+  if (ff && ft)
+    return ft.getWidth() > ff.getWidth() && mantissa(ft) >= mantissa(ff) &&
+           APFloat::semanticsMaxExponent(ft.getFloatSemantics()) >=
+               APFloat::semanticsMaxExponent(ff.getFloatSemantics());
+  if (fi && ti)
+    return ti.getWidth() >= fi.getWidth() &&
+           fi.getSignedness() == ti.getSignedness();
+  if (fi && ft) // integers exact in the mantissa, sign included
+    return (int)fi.getWidth() <= mantissa(ft);
+  return false;
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // cast(cast(x: A -> B) -> A) is x when B holds every A exactly
+  // (f16 -> f32 -> f16); f32 -> f16 -> f32 rounds and is kept.
+  if (auto inner = getInput().getDefiningOp<CastOp>())
+    if (inner.getInput().getType() == getType() &&
+        isExactWidening(elementTypeOf(inner.getInput()),
+                        elementTypeOf(inner.getOutput())))
+      return inner.getInput();
   DenseIntElementsAttr input = asDenseInts(adaptor.getInput());
   if (!input || !isFoldableIntType(getType()) ||
       elementTypeOf(getOutput()).isInteger(1))
