@@ -1,5 +1,6 @@
 //===- ConstantStats.cpp - value statistics of float constants ------------===//
 
+#include "FloatData.h"
 #include "mp/Precision/Analysis.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -13,31 +14,10 @@ using namespace mlir;
 
 namespace mp {
 
-static float halfToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  if (exp == 0)
-    return (sign ? -1.0f : 1.0f) * std::ldexp((float)man, -24);
-  uint32_t bits = exp == 31 ? sign | 0x7f800000u | (man << 13)
-                            : sign | ((exp + 112) << 23) | (man << 13);
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-/// Raw little-endian bytes of the elements, and whether they are a splat.
-static std::pair<ArrayRef<char>, bool> rawData(ElementsAttr attr) {
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr))
-    return {dense.getRawData(), dense.isSplat()};
-  if (auto res = dyn_cast<DenseResourceElementsAttr>(attr))
-    if (AsmResourceBlob *blob = res.getRawHandle().getBlob())
-      return {blob->getData(), false};
-  return {{}, false};
-}
-
 ConstantStats computeConstantStats(ElementsAttr attr) {
   ConstantStats s;
   Type elt = attr.getElementType();
-  auto [bytes, splat] = rawData(attr);
+  auto [bytes, splat] = rawElementData(attr);
   unsigned width = elt.getIntOrFloatBitWidth() / 8;
   if (!isa<FloatType>(elt) || bytes.empty())
     return s;
@@ -46,27 +26,9 @@ ConstantStats computeConstantStats(ElementsAttr attr) {
   s.minValue = INFINITY;
   s.maxValue = -INFINITY;
   for (int64_t i = 0; i < n; ++i) {
-    const char *p = bytes.data() + i * width;
-    double v;
-    if (elt.isF32()) {
-      float f;
-      std::memcpy(&f, p, 4);
-      v = f;
-    } else if (elt.isF64()) {
-      std::memcpy(&v, p, 8);
-    } else if (elt.isF16()) {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      v = halfToFloat(h);
-    } else if (elt.isBF16()) {
-      uint32_t bits = 0;
-      std::memcpy(reinterpret_cast<char *>(&bits) + 2, p, 2);
-      float f;
-      std::memcpy(&f, &bits, 4);
-      v = f;
-    } else {
+    if (!elt.isF16() && !elt.isBF16() && !elt.isF32() && !elt.isF64())
       return s;
-    }
+    double v = readFloatElement(bytes.data(), elt, i);
     double a = std::fabs(v);
     s.count++;
     if (v != 0)
