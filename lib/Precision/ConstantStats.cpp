@@ -18,16 +18,15 @@ ConstantStats computeConstantStats(ElementsAttr attr) {
   ConstantStats s;
   Type elt = attr.getElementType();
   auto [bytes, splat] = rawElementData(attr);
-  unsigned width = elt.getIntOrFloatBitWidth() / 8;
-  if (!isa<FloatType>(elt) || bytes.empty())
+  if (!(elt.isF16() || elt.isBF16() || elt.isF32() || elt.isF64()) ||
+      bytes.empty())
     return s;
+  unsigned width = elt.getIntOrFloatBitWidth() / 8;
   int64_t n = bytes.size() / width;
   double smallest = std::ldexp(1.0, -25); // fp16 rounds this and below to 0
   s.minValue = INFINITY;
   s.maxValue = -INFINITY;
   for (int64_t i = 0; i < n; ++i) {
-    if (!elt.isF16() && !elt.isBF16() && !elt.isF32() && !elt.isF64())
-      return s;
     double v = readFloatElement(bytes.data(), elt, i);
     double a = std::fabs(v);
     s.count++;

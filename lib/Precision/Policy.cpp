@@ -35,12 +35,15 @@ PrecisionClass PrecisionPolicy::classOf(StringRef opType) const {
 
 NodeOverride PrecisionPolicy::overrideFor(StringRef name) const {
   NodeOverride result;
+  bool applied = false;
   for (const Pattern &p : patterns) {
     if (!p.regex->match(name))
       continue;
+    // Every matching pattern counts as used; the first one applies.
     p.matched = true;
-    result = p.value;
-    break;
+    if (!applied)
+      result = p.value;
+    applied = true;
   }
   auto it = nodes.find(name);
   if (it != nodes.end()) {

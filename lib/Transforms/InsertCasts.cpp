@@ -2,6 +2,7 @@
 
 #include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Precision/Materialize.h"
+#include "mp/Precision/OpInfo.h"
 #include "mp/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,15 +22,18 @@ struct InsertCastsPass : public mp::impl::InsertCastsBase<InsertCastsPass> {
 
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      bool decided = false;
+      bool decided = false, candidates = false;
       func.walk([&](Operation *op) {
         decided |= op->hasAttr(kPrecisionAttrName);
+        candidates |= isPrecisionNode(op);
       });
-      if (!decided) {
+      if (!decided && candidates) {
         emitWarning(func.getLoc(), "no precision decisions to materialize "
                                    "(run --mp-assign-precision first)");
         continue;
       }
+      if (!decided)
+        continue;
       bool keepIo = true;
       if (keepIoTypes >= 0)
         keepIo = keepIoTypes != 0;

@@ -12,6 +12,11 @@
 // RUN: not mp-opt %s --mp-mixed-precision="policy=%S/Inputs/policy-bad-class.json" 2>&1 | FileCheck %s --check-prefix=CLASS
 // RUN: mp-opt %s --mp-assign-precision="policy=%S/Inputs/policy-warnings.json" -o %t.mlir 2>&1 | FileCheck %s --check-prefix=WARN
 // RUN: FileCheck %s --check-prefix=WARN-IR < %t.mlir
+// A regex shadowed by an earlier one still matched a node: no warning, and
+// the first pattern applies.
+// RUN: mp-opt %s --mp-assign-precision="policy=%S/Inputs/policy-shadowed-regex.json" 2>&1 | FileCheck %s --check-prefix=SHADOW
+// SHADOW-NOT: warning
+// SHADOW: mp.matmul {{.*}}compute = f32, cls = deny, rule = "user override: class deny"
 // The position is that of the offending entry, not of the first occurrence
 // of the same name elsewhere in the file.
 // RUN: not mp-opt %s --mp-assign-precision="policy=%S/Inputs/policy-bad-class-second-key.json" 2>&1 | FileCheck %s --check-prefix=SECOND
