@@ -28,3 +28,10 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 llvm_config.add_tool_substitutions(
     [ToolSubst("mp-opt", unresolved="fatal")], [config.mp_tools_dir]
 )
+
+# Runtime libraries of mlir-runner, for execution tests of lowered code.
+config.substitutions.append(
+    ("%mlir_runner_utils", os.path.join(config.llvm_tools_dir, "..", "lib", "libmlir_runner_utils.so")))
+config.substitutions.append(
+    ("%mlir_c_runner_utils", os.path.join(config.llvm_tools_dir, "..", "lib", "libmlir_c_runner_utils.so")))
+llvm_config.add_tool_substitutions(["mlir-runner"], [config.llvm_tools_dir])

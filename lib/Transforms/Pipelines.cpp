@@ -1,6 +1,14 @@
 //===- Pipelines.cpp - named pass pipelines -------------------------------===//
 
 #include "mp/Transforms/Passes.h"
+#include "mp/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -39,7 +47,37 @@ void mp::buildMixedPrecisionPipeline(OpPassManager &pm, StringRef policy,
   pm.addPass(createInsertCasts(casts));
 }
 
+void mp::buildCpuPipeline(OpPassManager &pm) {
+  pm.addPass(createMpToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // erf, tanh, expm1, log1p... have no LLVM intrinsic: call libm.
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
 void mp::registerMpPipelines() {
+  PassPipelineRegistration<>(
+      "mp-cpu-pipeline",
+      "Lower mp (static shapes) through linalg and bufferization to the LLVM "
+      "dialect, for the JIT or an object file",
+      [](OpPassManager &pm) { buildCpuPipeline(pm); });
   PassPipelineRegistration<MixedPrecisionOptions>(
       "mp-mixed-precision",
       "Assign fp16/fp32 per op from the policy, then insert casts",

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mp/Conversion/Passes.h"
 #include "mp/Dialect/Mp/IR/MpDialect.h"
 #include "mp/Import/OnnxImporter.h"
 #include "mp/Precision/Policy.h"
@@ -81,6 +82,7 @@ int main(int argc, char **argv) {
   registerAllPasses();
   mp::registerMpPasses();
   mp::registerMpPipelines();
+  mp::registerMpConversionPasses();
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "mp optimizer driver (MLIR files and ONNX models)\n",

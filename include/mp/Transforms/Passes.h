@@ -22,7 +22,11 @@ void buildMixedPrecisionPipeline(mlir::OpPassManager &pm,
                                  llvm::StringRef policy, llvm::StringRef plan,
                                  bool report, int keepIoTypes);
 
-/// Registers the named pipelines (`mp-mixed-precision`).
+/// Adds the CPU lowering: mp (static shapes) -> linalg -> bufferized loops
+/// -> LLVM dialect.
+void buildCpuPipeline(mlir::OpPassManager &pm);
+
+/// Registers the named pipelines (`mp-mixed-precision`, `mp-cpu-pipeline`).
 void registerMpPipelines();
 
 } // namespace mp

@@ -72,4 +72,18 @@ def PrecisionReport : Pass<"mp-precision-report", "mlir::ModuleOp"> {
   }];
 }
 
+def SpecializeShapes : Pass<"mp-specialize-shapes", "mlir::ModuleOp"> {
+  let summary = "Pin dynamic graph-input dims and re-infer every shape";
+  let description = [{
+    `shapes=NAME=1x16x80,OTHER=2x4` gives graph inputs (by ONNX name) static
+    shapes; every op's result type is then inferred again and shape
+    computations fold, so that the whole function becomes static.
+  }];
+  let dependentDialects = ["::mp::MpDialect"];
+  let options = [
+    ListOption<"shapes", "shapes", "std::string",
+               "NAME=DxDxD pins of graph inputs, by ONNX input name">,
+  ];
+}
+
 #endif // MP_TRANSFORMS_PASSES_TD

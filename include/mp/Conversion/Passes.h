@@ -1,0 +1,23 @@
+//===- Passes.h - mp conversion passes --------------------------*- C++ -*-===//
+
+#ifndef MP_CONVERSION_PASSES_H
+#define MP_CONVERSION_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mp {
+
+#define GEN_PASS_DECL
+#include "mp/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "mp/Conversion/Passes.h.inc"
+
+/// Patterns lowering mp ops with static shapes to linalg/tensor/arith/math.
+void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns);
+
+} // namespace mp
+
+#endif // MP_CONVERSION_PASSES_H

@@ -1,0 +1,150 @@
+//===- LoweringUtils.cpp - shared helpers of the mp to linalg lowering ----===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+
+using namespace mlir;
+
+namespace mp::lowering {
+
+Value scalarConst(OpBuilder &b, Location loc, Type type, double value) {
+  if (auto ft = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(ft, value));
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+}
+
+Value castScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  auto ff = dyn_cast<FloatType>(from), ft = dyn_cast<FloatType>(to);
+  auto fi = dyn_cast<IntegerType>(from), ti = dyn_cast<IntegerType>(to);
+  if (ff && ft)
+    return ft.getWidth() > ff.getWidth()
+               ? Value(arith::ExtFOp::create(b, loc, to, v))
+               : Value(arith::TruncFOp::create(b, loc, to, v));
+  if (ti && ti.getWidth() == 1) {
+    Value zero = scalarConst(b, loc, from, 0);
+    return ff ? Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                            v, zero))
+              : Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                            v, zero));
+  }
+  if (fi && ft)
+    return fi.isUnsigned() || fi.getWidth() == 1
+               ? Value(arith::UIToFPOp::create(b, loc, to, v))
+               : Value(arith::SIToFPOp::create(b, loc, to, v));
+  if (ff && ti)
+    return ti.isUnsigned() ? Value(arith::FPToUIOp::create(b, loc, to, v))
+                           : Value(arith::FPToSIOp::create(b, loc, to, v));
+  // Integer to integer: extend by the source's signedness, or truncate.
+  if (ti.getWidth() < fi.getWidth())
+    return arith::TruncIOp::create(b, loc, to, v);
+  if (fi.isUnsigned() || fi.getWidth() == 1)
+    return arith::ExtUIOp::create(b, loc, to, v);
+  return arith::ExtSIOp::create(b, loc, to, v);
+}
+
+Value parallelGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
+                      ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                      ScalarFn body) {
+  Value init = tensor::EmptyOp::create(b, loc, resultType.getShape(),
+                                       resultType.getElementType());
+  SmallVector<AffineMap> maps(inputMaps.begin(), inputMaps.end());
+  maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
+  SmallVector<utils::IteratorType> iterators(resultType.getRank(),
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, resultType, inputs, init, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value r = body(nb, nloc, args.drop_back());
+        linalg::YieldOp::create(nb, nloc, r);
+      });
+  return generic.getResult(0);
+}
+
+AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                       ArrayRef<int64_t> resultShape) {
+  int64_t rank = resultShape.size(), offset = rank - shape.size();
+  SmallVector<AffineExpr> exprs;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    int64_t r = resultShape[offset + i];
+    exprs.push_back(d == 1 && r != 1 ? getAffineConstantExpr(0, ctx)
+                                     : getAffineDimExpr(offset + i, ctx));
+  }
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                  ValueRange operands, ScalarFn body) {
+  SmallVector<AffineMap> maps;
+  for (Value v : operands)
+    maps.push_back(broadcastMap(b.getContext(),
+                                cast<RankedTensorType>(v.getType()).getShape(),
+                                resultType.getShape()));
+  return parallelGeneric(b, loc, resultType, operands, maps, body);
+}
+
+AffineMap droppedAxesMap(MLIRContext *ctx, int64_t rank,
+                         ArrayRef<int64_t> axes) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!llvm::is_contained(axes, i))
+      exprs.push_back(getAffineDimExpr(i, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+             Type accType, double init,
+             function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> outShape;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!llvm::is_contained(axes, i))
+      outShape.push_back(type.getDimSize(i));
+  auto outType = RankedTensorType::get(outShape, accType);
+  Value empty = tensor::EmptyOp::create(b, loc, outShape, accType);
+  Value initValue = scalarConst(b, loc, accType, init);
+  Value filled =
+      linalg::FillOp::create(b, loc, initValue, empty).getResult(0);
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 droppedAxesMap(b.getContext(), rank, axes)};
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t i = 0; i < rank; ++i)
+    iterators.push_back(llvm::is_contained(axes, i)
+                            ? utils::IteratorType::reduction
+                            : utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, outType, input, filled, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value x = castScalar(nb, nloc, args[0], accType);
+        linalg::YieldOp::create(nb, nloc, combine(nb, nloc, x, args[1]));
+      });
+  return generic.getResult(0);
+}
+
+Value reshapeTo(OpBuilder &b, Location loc, Value value,
+                RankedTensorType type) {
+  if (value.getType() == type)
+    return value;
+  SmallVector<int64_t> dims(type.getShape());
+  auto shapeType =
+      RankedTensorType::get({(int64_t)dims.size()}, b.getI64Type());
+  Value shape = arith::ConstantOp::create(
+      b, loc, DenseIntElementsAttr::get(shapeType, dims));
+  return tensor::ReshapeOp::create(b, loc, type, value, shape);
+}
+
+Type accumulatorType(Type elt) {
+  if (elt.isF16() || elt.isBF16())
+    return Float32Type::get(elt.getContext());
+  return elt;
+}
+
+} // namespace mp::lowering

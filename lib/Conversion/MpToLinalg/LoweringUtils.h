@@ -1,0 +1,69 @@
+//===- LoweringUtils.h - shared helpers of the mp to linalg lowering -*- C++ -*-===//
+
+#ifndef MP_LIB_CONVERSION_MPTOLINALG_LOWERINGUTILS_H
+#define MP_LIB_CONVERSION_MPTOLINALG_LOWERINGUTILS_H
+
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mp::lowering {
+
+/// Computes one scalar result from the scalar operands of a generic.
+using ScalarFn = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+
+/// A constant of scalar type `type` (float or integer).
+mlir::Value scalarConst(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Type type, double value);
+
+/// Converts a scalar to `to` with ONNX Cast semantics (floats round to
+/// nearest, float to int truncates, int to bool is != 0).
+mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                       mlir::Type to);
+
+/// A parallel linalg.generic over `resultType` reading `inputs` through
+/// `inputMaps` (identity output map).
+mlir::Value parallelGeneric(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::RankedTensorType resultType,
+                            mlir::ValueRange inputs,
+                            llvm::ArrayRef<mlir::AffineMap> inputMaps,
+                            ScalarFn body);
+
+/// The map reading an operand of `shape` broadcast (numpy rules) to an
+/// iteration space of `rank` dims with sizes `resultShape`.
+mlir::AffineMap broadcastMap(mlir::MLIRContext *ctx,
+                             llvm::ArrayRef<int64_t> shape,
+                             llvm::ArrayRef<int64_t> resultShape);
+
+/// Elementwise op with numpy broadcasting of `operands` to `resultType`.
+mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType resultType,
+                        mlir::ValueRange operands, ScalarFn body);
+
+/// Reduces `input` over the sorted `axes` into a tensor without them, of
+/// element type `accType`: acc = combine(pre(x), acc), starting at `init`.
+mlir::Value reduce(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
+                   llvm::ArrayRef<int64_t> axes, mlir::Type accType,
+                   double init,
+                   llvm::function_ref<mlir::Value(mlir::OpBuilder &,
+                                                  mlir::Location, mlir::Value,
+                                                  mlir::Value)>
+                       combine);
+
+/// The map of a tensor that lacks `axes` in an iteration space of `rank`.
+mlir::AffineMap droppedAxesMap(mlir::MLIRContext *ctx, int64_t rank,
+                               llvm::ArrayRef<int64_t> axes);
+
+/// Reshapes `value` to the static `type` (same number of elements).
+mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value value, mlir::RankedTensorType type);
+
+/// The wider type that sums and statistics of `elt` use (f32 for f16/bf16).
+mlir::Type accumulatorType(mlir::Type elt);
+
+} // namespace mp::lowering
+
+#endif // MP_LIB_CONVERSION_MPTOLINALG_LOWERINGUTILS_H

@@ -1,0 +1,65 @@
+//===- MpToLinalg.cpp - the mp-lower-to-linalg pass -----------------------===//
+
+#include "mp/Conversion/Passes.h"
+#include "mp/Dialect/Mp/IR/MpOps.h"
+#include "mp/Precision/OpInfo.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mp {
+#define GEN_PASS_DEF_MPTOLINALG
+#include "mp/Conversion/Passes.h.inc"
+
+void populateElementwiseToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateContractionToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateShapeToTensorPatterns(mlir::RewritePatternSet &patterns);
+
+void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns) {
+  populateElementwiseToLinalgPatterns(patterns);
+  populateContractionToLinalgPatterns(patterns);
+  populateReductionToLinalgPatterns(patterns);
+  populateShapeToTensorPatterns(patterns);
+}
+} // namespace mp
+
+using namespace mlir;
+using namespace mp;
+
+namespace {
+
+struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMpToLinalgPatterns(patterns);
+    tensor::populateDecomposeTensorConcatPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    // Whatever is left names what is missing, node by node.
+    bool failedAny = false;
+    getOperation().walk([&](Operation *op) {
+      if (!isa<MpDialect>(op->getDialect()))
+        return;
+      bool dynamic = llvm::any_of(op->getResultTypes(), [](Type t) {
+        auto r = dyn_cast<RankedTensorType>(t);
+        return r && !r.hasStaticShape();
+      });
+      std::string node = onnxNodeName(op);
+      op->emitError() << "cannot lower '" << op->getName() << "'"
+                      << (node.empty() ? "" : " (node '" + node + "')") << ": "
+                      << (dynamic ? "its shapes are dynamic (pin the graph "
+                                    "inputs with --mp-specialize-shapes)"
+                                  : "this op has no CPU lowering yet");
+      failedAny = true;
+    });
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+
+} // namespace

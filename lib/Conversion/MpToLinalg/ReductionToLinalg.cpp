@@ -1,0 +1,357 @@
+//===- ReductionToLinalg.cpp - reductions and normalizations to linalg ----===//
+//
+// Sums, maxima and statistics are computed in f32 for half-precision data
+// (the accumulate type of the precision plan) and rounded once at the end.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "mp/Dialect/Mp/IR/MpOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mp::lowering;
+
+namespace mp {
+namespace {
+
+bool allStatic(Operation *op) {
+  return llvm::all_of(op->getOperandTypes(),
+                      [](Type t) {
+                        return cast<RankedTensorType>(t).hasStaticShape();
+                      }) &&
+         llvm::all_of(op->getResultTypes(), [](Type t) {
+           return cast<RankedTensorType>(t).hasStaticShape();
+         });
+}
+
+Value addF(OpBuilder &b, Location l, Value x, Value y) {
+  return arith::AddFOp::create(b, l, x, y);
+}
+Value mulF(OpBuilder &b, Location l, Value x, Value y) {
+  return arith::MulFOp::create(b, l, x, y);
+}
+Value maxF(OpBuilder &b, Location l, Value x, Value y) {
+  return arith::MaximumFOp::create(b, l, x, y);
+}
+
+/// Elements reduced over `axes` of a static shape.
+double countOver(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes) {
+  double n = 1;
+  for (int64_t a : axes)
+    n *= shape[a];
+  return n;
+}
+
+/// Type with `elt` and the shape of `t` minus `axes`.
+RankedTensorType withoutAxes(RankedTensorType t, ArrayRef<int64_t> axes,
+                             Type elt) {
+  SmallVector<int64_t> shape;
+  for (auto [i, d] : llvm::enumerate(t.getShape()))
+    if (!llvm::is_contained(axes, (int64_t)i))
+      shape.push_back(d);
+  return RankedTensorType::get(shape, elt);
+}
+
+/// f(x, stat) over the shape of `x`, where `stat` lacks `axes`.
+Value withStat(OpBuilder &b, Location loc, RankedTensorType resultType,
+               Value x, Value stat, ArrayRef<int64_t> axes, ScalarFn fn) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = resultType.getRank();
+  return parallelGeneric(b, loc, resultType, {x, stat},
+                         {b.getMultiDimIdentityMap(rank),
+                          droppedAxesMap(ctx, rank, axes)},
+                         fn);
+}
+
+/// Applies `fn` to each element of `v` (same shape, element type `elt`).
+Value map(OpBuilder &b, Location loc, Value v, Type elt, ScalarFn fn) {
+  auto t = cast<RankedTensorType>(v.getType());
+  return elementwise(b, loc, RankedTensorType::get(t.getShape(), elt), v, fn);
+}
+
+template <typename OpTy>
+struct SoftmaxLowering : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elt = type.getElementType(), acc = accumulatorType(elt);
+    ArrayRef<int64_t> axes = op.getAxes();
+    Value x = op.getInput();
+    Value mx = reduce(rewriter, loc, x, axes, acc, -INFINITY, maxF);
+    auto accType = RankedTensorType::get(type.getShape(), acc);
+    Value shifted = withStat(rewriter, loc, accType, x, mx, axes,
+                             [&](OpBuilder &b, Location l, ValueRange a) {
+                               Value v = castScalar(b, l, a[0], acc);
+                               return arith::SubFOp::create(b, l, v, a[1]);
+                             });
+    Value e = map(rewriter, loc, shifted, acc,
+                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                    return math::ExpOp::create(b, l, a[0]);
+                  });
+    Value sum = reduce(rewriter, loc, e, axes, acc, 0.0, addF);
+    bool isLog = std::is_same_v<OpTy, LogSoftmaxOp>;
+    Value r = withStat(
+        rewriter, loc, type, isLog ? shifted : e, sum, axes,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value v = isLog ? Value(arith::SubFOp::create(
+                                b, l, a[0], math::LogOp::create(b, l, a[1])))
+                          : Value(arith::DivFOp::create(b, l, a[0], a[1]));
+          return castScalar(b, l, v, elt);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// Reduce* ops: accumulate, finish, round, and keep dims if asked.
+struct ReduceLowering : public RewritePattern {
+  ReduceLowering(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), 1, ctx) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
+             ReduceSumSquareOp, ReduceL2Op>(op))
+      return failure();
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op->getLoc();
+    Value x = op->getOperand(0);
+    auto inType = cast<RankedTensorType>(x.getType());
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    Type elt = outType.getElementType();
+    bool isFloat = isa<FloatType>(elt);
+    Type acc = isFloat ? accumulatorType(elt) : elt;
+    auto axesAttr = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+    auto noop = op->getAttrOfType<BoolAttr>("noop_with_empty_axes");
+    SmallVector<int64_t> axes;
+    for (int64_t a : axesAttr ? axesAttr.asArrayRef() : ArrayRef<int64_t>())
+      axes.push_back(a < 0 ? a + inType.getRank() : a);
+    if (axes.empty() && !(noop && noop.getValue()))
+      for (int64_t i = 0; i < inType.getRank(); ++i)
+        axes.push_back(i);
+    llvm::sort(axes);
+    if (axes.empty()) { // noop_with_empty_axes
+      rewriter.replaceOp(op, x);
+      return success();
+    }
+    auto add = [&](OpBuilder &b, Location l, Value a, Value c) -> Value {
+      return isFloat ? addF(b, l, a, c)
+                     : Value(arith::AddIOp::create(b, l, a, c));
+    };
+    auto mul = [&](OpBuilder &b, Location l, Value a, Value c) -> Value {
+      return isFloat ? mulF(b, l, a, c)
+                     : Value(arith::MulIOp::create(b, l, a, c));
+    };
+    Value r = llvm::TypeSwitch<Operation *, Value>(op)
+                  .Case<ReduceSumOp, ReduceMeanOp>([&](Operation *) {
+                    return reduce(rewriter, loc, x, axes, acc, 0.0, add);
+                  })
+                  .Case([&](ReduceProdOp) {
+                    return reduce(rewriter, loc, x, axes, acc, 1.0, mul);
+                  })
+                  .Case<ReduceSumSquareOp, ReduceL2Op>([&](Operation *) {
+                    return reduce(rewriter, loc, x, axes, acc, 0.0,
+                                  [&](OpBuilder &b, Location l, Value a,
+                                      Value c) { return add(b, l, mul(b, l, a, a), c); });
+                  })
+                  .Case([&](ReduceMaxOp) {
+                    return reduce(
+                        rewriter, loc, x, axes, acc,
+                        isFloat ? -INFINITY : (double)INT64_MIN,
+                        [&](OpBuilder &b, Location l, Value a, Value c) -> Value {
+                          return isFloat ? maxF(b, l, a, c)
+                                         : Value(arith::MaxSIOp::create(b, l, a, c));
+                        });
+                  })
+                  .Case([&](ReduceMinOp) {
+                    return reduce(
+                        rewriter, loc, x, axes, acc,
+                        isFloat ? INFINITY : (double)INT64_MAX,
+                        [&](OpBuilder &b, Location l, Value a, Value c) -> Value {
+                          return isFloat ? Value(arith::MinimumFOp::create(b, l, a, c))
+                                         : Value(arith::MinSIOp::create(b, l, a, c));
+                        });
+                  });
+    double n = countOver(inType.getShape(), axes);
+    r = map(rewriter, loc, r, elt,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value v = a[0];
+              if (isa<ReduceMeanOp>(op))
+                v = isFloat ? Value(arith::DivFOp::create(
+                                  b, l, v, scalarConst(b, l, acc, n)))
+                            : Value(arith::DivSIOp::create(
+                                  b, l, v, scalarConst(b, l, acc, n)));
+              if (isa<ReduceL2Op>(op))
+                v = math::SqrtOp::create(b, l, v);
+              return castScalar(b, l, v, elt);
+            });
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, r, outType));
+    return success();
+  }
+};
+
+/// Statistics of x over `axes` in `stash`: mean (or mean of squares) and
+/// 1/sqrt(var + eps).
+struct Stats {
+  Value mean, invStd;
+};
+
+Stats normalizationStats(OpBuilder &b, Location loc, Value x,
+                         ArrayRef<int64_t> axes, Type stash, double eps,
+                         bool rms) {
+  auto type = cast<RankedTensorType>(x.getType());
+  double n = countOver(type.getShape(), axes);
+  auto statsType = withoutAxes(type, axes, stash);
+  Value nv;
+  auto divN = [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+    return arith::DivFOp::create(nb, l, a[0], scalarConst(nb, l, stash, n));
+  };
+  Stats s;
+  if (rms) {
+    Value sq = reduce(b, loc, x, axes, stash, 0.0,
+                      [](OpBuilder &nb, Location l, Value v, Value c) {
+                        return addF(nb, l, mulF(nb, l, v, v), c);
+                      });
+    s.mean = map(b, loc, sq, stash, divN);
+  } else {
+    Value sum = reduce(b, loc, x, axes, stash, 0.0, addF);
+    s.mean = map(b, loc, sum, stash, divN);
+  }
+  Value centered =
+      rms ? x
+          : withStat(b, loc, RankedTensorType::get(type.getShape(), stash), x,
+                     s.mean, axes, [&](OpBuilder &nb, Location l, ValueRange a) {
+                       Value v = castScalar(nb, l, a[0], stash);
+                       return arith::SubFOp::create(nb, l, v, a[1]);
+                     });
+  Value var = s.mean;
+  if (!rms) {
+    Value sq = reduce(b, loc, centered, axes, stash, 0.0,
+                      [](OpBuilder &nb, Location l, Value v, Value c) {
+                        return addF(nb, l, mulF(nb, l, v, v), c);
+                      });
+    var = map(b, loc, sq, stash, divN);
+  }
+  s.invStd = elementwise(b, loc, statsType, var,
+                         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                           Value v = addF(nb, l, a[0],
+                                          scalarConst(nb, l, stash, eps));
+                           // 1/sqrt: libm has no rsqrt for the JIT.
+                           return arith::DivFOp::create(
+                               nb, l, scalarConst(nb, l, stash, 1.0),
+                               math::SqrtOp::create(nb, l, v));
+                         });
+  (void)nv;
+  return s;
+}
+
+/// y = (x - mean) * invStd * scale (+ bias), in the stash type, rounded.
+Value normalize(OpBuilder &b, Location loc, RankedTensorType outType, Value x,
+                Stats s, bool subtractMean, ArrayRef<int64_t> axes,
+                Value scale, Value bias, Type stash) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = outType.getRank();
+  SmallVector<Value> inputs = {x, s.invStd};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 droppedAxesMap(ctx, rank, axes)};
+  if (subtractMean) {
+    inputs.push_back(s.mean);
+    maps.push_back(droppedAxesMap(ctx, rank, axes));
+  }
+  for (Value p : {scale, bias})
+    if (p) {
+      inputs.push_back(p);
+      maps.push_back(broadcastMap(
+          ctx, cast<RankedTensorType>(p.getType()).getShape(),
+          outType.getShape()));
+    }
+  return parallelGeneric(
+      b, loc, outType, inputs, maps,
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        unsigned i = 2;
+        Value v = castScalar(nb, l, a[0], stash);
+        if (subtractMean)
+          v = arith::SubFOp::create(nb, l, v, a[i++]);
+        v = mulF(nb, l, v, a[1]);
+        v = mulF(nb, l, v, castScalar(nb, l, a[i++], stash));
+        if (bias)
+          v = addF(nb, l, v, castScalar(nb, l, a[i++], stash));
+        return castScalar(nb, l, v, outType.getElementType());
+      });
+}
+
+SmallVector<int64_t> trailingAxes(int64_t axis, int64_t rank) {
+  SmallVector<int64_t> axes;
+  for (int64_t i = axis < 0 ? axis + rank : axis; i < rank; ++i)
+    axes.push_back(i);
+  return axes;
+}
+
+struct LayerNormLowering : public OpRewritePattern<LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    auto outType = cast<RankedTensorType>(op.getOutput().getType());
+    SmallVector<int64_t> axes =
+        trailingAxes((int64_t)op.getAxis(), outType.getRank());
+    Type stash = op.getStashType();
+    Stats s = normalizationStats(rewriter, loc, op.getInput(), axes, stash,
+                                 op.getEpsilon().convertToDouble(), false);
+    Value y = normalize(rewriter, loc, outType, op.getInput(), s, true, axes,
+                        op.getScale(), op.getBias(), stash);
+    rewriter.replaceOp(
+        op, {y,
+             reshapeTo(rewriter, loc, s.mean,
+                       cast<RankedTensorType>(op.getMean().getType())),
+             reshapeTo(rewriter, loc, s.invStd,
+                       cast<RankedTensorType>(op.getInvStdDev().getType()))});
+    return success();
+  }
+};
+
+struct RMSNormLowering : public OpRewritePattern<RMSNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RMSNormOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    auto outType = cast<RankedTensorType>(op.getOutput().getType());
+    SmallVector<int64_t> axes =
+        trailingAxes((int64_t)op.getAxis(), outType.getRank());
+    Type stash = op.getStashType();
+    Stats s = normalizationStats(rewriter, loc, op.getInput(), axes, stash,
+                                 op.getEpsilon().convertToDouble(), true);
+    Value y = normalize(rewriter, loc, outType, op.getInput(), s, false, axes,
+                        op.getScale(), Value(), stash);
+    rewriter.replaceOp(
+        op, {y, reshapeTo(rewriter, loc, s.invStd,
+                          cast<RankedTensorType>(op.getInvStdDev().getType()))});
+    return success();
+  }
+};
+
+} // namespace
+
+void populateReductionToLinalgPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
+               ReduceLowering, LayerNormLowering, RMSNormLowering>(ctx);
+}
+
+} // namespace mp

@@ -1,0 +1,218 @@
+//===- ShapeToTensor.cpp - constants and data movement to tensor/linalg ---===//
+
+#include "LoweringUtils.h"
+#include "mp/Dialect/Mp/IR/MpOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mp::lowering;
+
+namespace mp {
+namespace {
+
+bool isStatic(Type t) { return cast<RankedTensorType>(t).hasStaticShape(); }
+
+struct ConstantLowering : public OpRewritePattern<ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConstantOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, cast<TypedAttr>(op.getValue()));
+    return success();
+  }
+};
+
+/// Reshape, Flatten, Squeeze, Unsqueeze: the data keeps its order.
+struct ReshapeLikeLowering : public RewritePattern {
+  ReshapeLikeLowering(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), 1, ctx) {}
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op))
+      return failure();
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type.hasStaticShape() || !isStatic(op->getOperand(0).getType()))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    rewriter.replaceOp(op, reshapeTo(rewriter, op->getLoc(), op->getOperand(0),
+                                     type));
+    return success();
+  }
+};
+
+struct TransposeLowering : public OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getType();
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Value init = tensor::EmptyOp::create(rewriter, op.getLoc(),
+                                         type.getShape(), type.getElementType());
+    rewriter.replaceOp(op, linalg::TransposeOp::create(rewriter, op.getLoc(),
+                                                       op.getInput(), init,
+                                                       op.getPerm())
+                               .getResult());
+    return success();
+  }
+};
+
+struct ConcatLowering : public OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getType();
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    int64_t axis = (int64_t)op.getAxis();
+    if (axis < 0)
+      axis += type.getRank();
+    rewriter.replaceOpWithNewOp<tensor::ConcatOp>(op, type, axis,
+                                                  op.getInputs());
+    return success();
+  }
+};
+
+/// Expand: a broadcast copy.
+struct ExpandLowering : public OpRewritePattern<ExpandOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ExpandOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getType();
+    if (!type.hasStaticShape() || !isStatic(op.getInput().getType()))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    rewriter.replaceOp(op, elementwise(rewriter, op.getLoc(), type,
+                                       op.getInput(),
+                                       [](OpBuilder &, Location, ValueRange a) {
+                                         return a[0];
+                                       }));
+    return success();
+  }
+};
+
+/// Slice with constant starts/ends/axes/steps and positive steps.
+struct SliceLowering : public OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto in = cast<RankedTensorType>(op.getInput().getType());
+    auto type = op.getType();
+    if (!type.hasStaticShape() || !in.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    auto starts = getConstantInts(op.getStarts());
+    auto ends = getConstantInts(op.getEnds());
+    std::optional<SmallVector<int64_t>> axes =
+        op.getAxes() ? getConstantInts(op.getAxes())
+                     : std::optional<SmallVector<int64_t>>(SmallVector<int64_t>());
+    std::optional<SmallVector<int64_t>> steps =
+        op.getSteps() ? getConstantInts(op.getSteps())
+                      : std::optional<SmallVector<int64_t>>(
+                            SmallVector<int64_t>(starts ? starts->size() : 0, 1));
+    if (!starts || !ends || !axes || !steps)
+      return rewriter.notifyMatchFailure(op, "non-constant slice parameters");
+    if (axes->empty())
+      for (size_t i = 0; i < starts->size(); ++i)
+        axes->push_back(i);
+    int64_t rank = in.getRank();
+    SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+    for (auto [i, a] : llvm::enumerate(*axes)) {
+      int64_t axis = a < 0 ? a + rank : a, dim = in.getDimSize(axis);
+      int64_t step = (*steps)[i];
+      if (step <= 0)
+        return rewriter.notifyMatchFailure(op, "negative slice step");
+      int64_t s = (*starts)[i];
+      s = s < 0 ? s + dim : s;
+      offsets[axis] = std::min(std::max<int64_t>(s, 0), dim);
+      strides[axis] = step;
+    }
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, type, op.getInput(), ValueRange{}, ValueRange{}, ValueRange{},
+        offsets, type.getShape(), strides);
+    return success();
+  }
+};
+
+struct SplitLowering : public OpRewritePattern<SplitOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SplitOp op,
+                                PatternRewriter &rewriter) const override {
+    auto in = cast<RankedTensorType>(op.getInput().getType());
+    if (!in.hasStaticShape() ||
+        !llvm::all_of(op.getResultTypes(), [](Type t) { return isStatic(t); }))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    int64_t axis = (int64_t)op.getAxis();
+    SmallVector<Value> parts;
+    int64_t offset = 0;
+    for (Value r : op.getResults()) {
+      auto type = cast<RankedTensorType>(r.getType());
+      SmallVector<int64_t> offsets(in.getRank(), 0), strides(in.getRank(), 1);
+      offsets[axis] = offset;
+      offset += type.getDimSize(axis);
+      parts.push_back(tensor::ExtractSliceOp::create(
+          rewriter, op.getLoc(), type, op.getInput(), ValueRange{},
+          ValueRange{}, ValueRange{}, offsets, type.getShape(), strides));
+    }
+    rewriter.replaceOp(op, parts);
+    return success();
+  }
+};
+
+/// Gather along `axis`: out[pre.., idx.., post..] = data[pre.., i, post..].
+struct GatherLowering : public OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op,
+                                PatternRewriter &rewriter) const override {
+    auto data = cast<RankedTensorType>(op.getData().getType());
+    auto idx = cast<RankedTensorType>(op.getIndices().getType());
+    auto type = op.getType();
+    if (!type.hasStaticShape() || !data.hasStaticShape() ||
+        !idx.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    MLIRContext *ctx = op.getContext();
+    int64_t axis = (int64_t)op.getAxis();
+    if (axis < 0)
+      axis += data.getRank();
+    int64_t q = idx.getRank(), rank = type.getRank();
+    SmallVector<AffineExpr> idxExprs;
+    for (int64_t i = 0; i < q; ++i)
+      idxExprs.push_back(getAffineDimExpr(axis + i, ctx));
+    AffineMap idxMap = AffineMap::get(rank, 0, idxExprs, ctx);
+    Location loc = op.getLoc();
+    Value r = parallelGeneric(
+        rewriter, loc, type, op.getIndices(), idxMap,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value i = arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
+          // Negative indices count from the end.
+          Value dim = arith::ConstantIndexOp::create(b, l, data.getDimSize(axis));
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
+                                            zero);
+          i = arith::SelectOp::create(b, l, neg,
+                                      arith::AddIOp::create(b, l, i, dim), i);
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < data.getRank(); ++d) {
+            if (d < axis)
+              coords.push_back(linalg::IndexOp::create(b, l, d));
+            else if (d == axis)
+              coords.push_back(i);
+            else
+              coords.push_back(linalg::IndexOp::create(b, l, d - 1 + q));
+          }
+          return tensor::ExtractOp::create(b, l, op.getData(), coords);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateShapeToTensorPatterns(RewritePatternSet &patterns) {
+  patterns.add<ConstantLowering, ReshapeLikeLowering, TransposeLowering,
+               ConcatLowering, ExpandLowering, SliceLowering, SplitLowering,
+               GatherLowering>(patterns.getContext());
+}
+
+} // namespace mp

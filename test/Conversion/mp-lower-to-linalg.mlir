@@ -1,0 +1,41 @@
+// RUN: mp-opt %s -split-input-file --mp-lower-to-linalg | FileCheck %s
+
+// Broadcasting is in the indexing maps: size-1 dims read index 0.
+// CHECK-DAG: #[[BCAST:.+]] = affine_map<(d0, d1) -> (0, d1)>
+// CHECK-DAG: #[[ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @broadcast_add(
+// CHECK-SAME: %[[A:.+]]: tensor<4x3xf32>, %[[B:.+]]: tensor<1x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[BCAST]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[A]], %[[B]] :
+// CHECK: arith.addf
+func.func @broadcast_add(%a: tensor<4x3xf32>, %b: tensor<1x3xf32>) -> tensor<4x3xf32> {
+  %0 = mp.add %a, %b : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// f16 data: computed in f32, rounded once.
+// CHECK-LABEL: func.func @f16_exp(
+// CHECK: linalg.generic
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: math.exp %{{.*}} : f32
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @f16_exp(%a: tensor<4xf16>) -> tensor<4xf16> {
+  %0 = mp.exp %a : tensor<4xf16>
+  return %0 : tensor<4xf16>
+}
+
+// -----
+
+// f16 matmul accumulates in f32 (the plan's accumulate type), then rounds.
+// CHECK-LABEL: func.func @f16_matmul(
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[ACC:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<2x8x5xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME: outs(%[[ACC]] : tensor<2x8x5xf32>)
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @f16_matmul(%a: tensor<2x8x4xf16>, %b: tensor<4x5xf16>) -> tensor<2x8x5xf16> {
+  %0 = mp.matmul %a, %b : (tensor<2x8x4xf16>, tensor<4x5xf16>) -> tensor<2x8x5xf16>
+  return %0 : tensor<2x8x5xf16>
+}
+
