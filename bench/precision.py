@@ -52,9 +52,10 @@ PEERS = {
 }
 TOOLS = ["mp", *PEERS]
 FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}
-# The ops whose FLOPs mp's plan counts (lib/Precision/Plan.cpp, contractionFlops):
-# default-domain MatMul, Gemm, Conv, ConvTranspose, Attention. Contrib (com.microsoft)
-# attention ops are counted by neither side.
+# The ops whose FLOPs this script counts for the peers and the Models table: default-domain
+# MatMul, Gemm, Conv, ConvTranspose, Attention. mp's plan (lib/Precision/Plan.cpp,
+# contractionFlops) also counts com.microsoft Attention, MultiHeadAttention and
+# GroupQueryAttention (since commit dc0cffe); this script does not (yet).
 CONTRACTIONS = {"MatMul", "Gemm", "Conv", "ConvTranspose", "Attention"}
 # Nodes mp never gives a precision decision (lib/Precision/OpInfo.cpp, isPrecisionNode).
 NOT_PRECISION_NODES = {"Constant", "Shape", "Size"}
@@ -64,8 +65,9 @@ METHOD = """\
   `nodes_f16 / nodes_total` counts ops with a precision decision (ops with a float operand
   or result, Constant/Shape/Size excluded, Casts only float→float, nested If branches
   included); `casts` are the runtime casts the plan inserts (constant casts are folded into
-  f16 weights and not counted); the FLOP share is over MatMul/Gemm/Conv/ConvTranspose and
-  ONNX Attention with dynamic dims counted as 1; weight bytes are all float constants
+  f16 weights and not counted); the FLOP share is over MatMul/Gemm/Conv/ConvTranspose,
+  ONNX Attention and com.microsoft Attention/MultiHeadAttention/GroupQueryAttention with
+  dynamic dims counted as 1; weight bytes are all float constants
   (initializers and Constant nodes) before and after.
 - **Peers** (occ = onnxconverter-common 1.16 `float16.convert_float_to_float16`, ort =
   onnxruntime's `transformers.float16.convert_float_to_float16`, both with
@@ -81,7 +83,8 @@ METHOD = """\
     when float→float. A node is **f16** when every float input and output is float16;
     *mixed* nodes (some float16, some float32 values) count as not f16 and are listed
     separately;
-  - *FLOP share*: per node FLOPs of the same op set as mp, from shapes inferred on the
+  - *FLOP share*: per node FLOPs of mp's op set minus the com.microsoft attention ops
+    (not counted for the peers), from shapes inferred on the
     original model (`infer_shapes`, plus output shapes of the com.microsoft ops that
     onnx cannot infer: SkipLayerNormalization/FastGelu/... keep input 0's shape,
     EmbedLayerNormalization and Attention give [batch, seq, hidden]); dynamic dims = 1;
@@ -875,11 +878,12 @@ this run; the reasons below are mp's documented design, docs/precision.md):
   the goal "at least the peers' fp16 FLOP share" holds, but by a zero or tiny margin
   (onnxconverter-common's 99.95% on tts_decoder comes from the two attention-times-V
   MatMuls that read a graph output it left in fp32, the same bug that makes onnxruntime
-  reject that model). mp's metric (and so this page's) does not count the contractions
-  inside com.microsoft Attention/MultiHeadAttention (gpt2's fused QKV projections and
-  attention, llama's attention), which all three tools run in fp16 anyway; and with
-  dynamic dims counted as 1, attention over a KV cache weighs as if the cache were one
-  token long.
+  reject that model). mp's plan also counts the contractions inside com.microsoft
+  Attention/MultiHeadAttention/GroupQueryAttention (gpt2's fused QKV projections and
+  attention, llama's attention); the peer columns and the *Models* table, computed by
+  this script, do not. All three tools run those ops in fp16, so the gpt2 and llama
+  shares are 100% either way. With dynamic dims counted as 1, attention over a KV cache weighs as
+  if the cache were one token long.
 - **Nodes in f16.** The peers convert (almost) every float node, Pow, Sqrt, ReduceMean
   and Div of a spelled-out LayerNorm included. mp deliberately keeps Pow/Exp and whatever
   a deny op propagates to in fp32 (openwakeword's spelled-out LayerNorms, silero's STFT

@@ -2,6 +2,7 @@
 
 #include "OnnxTensors.h"
 #include "NodeImporter.h"
+#include "mp/Import/TensorFile.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -84,7 +85,7 @@ struct TensorBytes {
 } // namespace
 
 /// Appends the typed-field values of `t` as packed bytes of `elt`.
-static void packTypedFields(const onnx::TensorProto &t, Type elt,
+void packTypedFields(const onnx::TensorProto &t, Type elt,
                             std::vector<char> &out) {
   auto append = [&](const void *p, size_t n) {
     const char *c = static_cast<const char *>(p);
@@ -256,3 +257,50 @@ FailureOr<ElementsAttr> convertTensor(onnx::TensorProto &t,
 }
 
 } // namespace mp::import
+
+namespace mp {
+
+bool readTensorProtoFile(StringRef path, MLIRContext *ctx, HostTensor &out,
+                         std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = ("cannot read '" + path + "': " + buffer.getError().message()).str();
+    return false;
+  }
+  onnx::TensorProto t;
+  if (!t.ParseFromArray((*buffer)->getBufferStart(),
+                        (int)(*buffer)->getBufferSize())) {
+    error = ("'" + path + "' is not a serialized onnx.TensorProto").str();
+    return false;
+  }
+  out.name = t.name();
+  out.elementType = import::convertElementType(ctx, t.data_type());
+  if (!out.elementType) {
+    error = ("'" + path + "' has unsupported element type " +
+             import::onnxTypeName(t.data_type()))
+                .str();
+    return false;
+  }
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    error = ("'" + path + "' keeps its data externally; not supported for "
+                          "test tensors")
+                .str();
+    return false;
+  }
+  out.shape.assign(t.dims().begin(), t.dims().end());
+  if (t.has_raw_data())
+    out.data.assign(t.raw_data().begin(), t.raw_data().end());
+  else
+    import::packTypedFields(t, out.elementType, out.data);
+  int64_t need = out.numElements() * HostTensor::elementBytes(out.elementType);
+  if ((int64_t)out.data.size() != need) {
+    error = ("'" + path + "' has " + std::to_string(out.data.size()) +
+             " bytes of data for " + out.describe())
+                .str();
+    return false;
+  }
+  return true;
+}
+
+} // namespace mp

@@ -27,6 +27,11 @@ mlir::FailureOr<mlir::ElementsAttr> convertTensor(onnx::TensorProto &tensor,
                                                   const TensorSource &source,
                                                   mlir::Location loc);
 
+/// Appends the typed-field values (float_data, int32_data, ...) of `t` as
+/// packed little-endian bytes of `elt`.
+void packTypedFields(const onnx::TensorProto &t, mlir::Type elt,
+                     std::vector<char> &out);
+
 /// The ONNX name of a TensorProto data type (for messages).
 llvm::StringRef onnxTypeName(int32_t onnxType);
 

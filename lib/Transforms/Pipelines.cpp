@@ -47,7 +47,7 @@ void mp::buildMixedPrecisionPipeline(OpPassManager &pm, StringRef policy,
   pm.addPass(createInsertCasts(casts));
 }
 
-void mp::buildCpuPipeline(OpPassManager &pm) {
+void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams) {
   pm.addPass(createMpToLinalg());
   pm.addPass(createCanonicalizerPass());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -55,6 +55,12 @@ void mp::buildCpuPipeline(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  if (resultsAsOutParams) {
+    bufferization::BufferResultsToOutParamsPassOptions outParams;
+    outParams.modifyPublicFunctions = true;
+    outParams.hoistStaticAllocs = true;
+    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  }
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addPass(createConvertLinalgToLoopsPass());

@@ -24,7 +24,9 @@ void buildMixedPrecisionPipeline(mlir::OpPassManager &pm,
 
 /// Adds the CPU lowering: mp (static shapes) -> linalg -> bufferized loops
 /// -> LLVM dialect.
-void buildCpuPipeline(mlir::OpPassManager &pm);
+/// With `resultsAsOutParams`, functions write their results into buffers
+/// the caller passes after the inputs (the JIT's calling convention).
+void buildCpuPipeline(mlir::OpPassManager &pm, bool resultsAsOutParams = false);
 
 /// Registers the named pipelines (`mp-mixed-precision`, `mp-cpu-pipeline`).
 void registerMpPipelines();

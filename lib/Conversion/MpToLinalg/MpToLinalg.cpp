@@ -50,7 +50,7 @@ struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
         return r && !r.hasStaticShape();
       });
       std::string node = onnxNodeName(op);
-      op->emitError() << "cannot lower '" << op->getName() << "'"
+      emitError(op->getLoc()) << "cannot lower '" << op->getName() << "'"
                       << (node.empty() ? "" : " (node '" + node + "')") << ": "
                       << (dynamic ? "its shapes are dynamic (pin the graph "
                                     "inputs with --mp-specialize-shapes)"

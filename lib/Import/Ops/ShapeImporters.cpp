@@ -161,6 +161,11 @@ FailureOr<ValueList> importSplit(NodeContext &n) {
   int64_t outputs = n.since >= 18 && n.hasAttr("num_outputs")
                         ? n.getInt("num_outputs", 0)
                         : n.node.output_size();
+  // Check the count before building anything sized by it (a hostile
+  // num_outputs would otherwise allocate without bound).
+  if (outputs != n.node.output_size())
+    return n.error() << "num_outputs is " << outputs << " but the node has "
+                     << n.node.output_size() << " outputs";
   if (*sizes && !(*sizes)->empty()) {
     split = **sizes;
   } else if (ShapedType::isDynamic(dim)) {

@@ -1,0 +1,52 @@
+//===- CpuRunner.h - JIT-compile and run an mp module on the CPU -*- C++ -*-===//
+
+#ifndef MP_EXECUTION_CPURUNNER_H
+#define MP_EXECUTION_CPURUNNER_H
+
+#include "mp/Execution/HostTensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <memory>
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace mp {
+
+/// A model compiled for the CPU for one set of input shapes.
+class CpuRunner {
+public:
+  ~CpuRunner();
+
+  /// Specializes the module's first function to the shapes of `inputs`
+  /// (matched by ONNX input name), lowers it through the CPU pipeline and
+  /// JIT-compiles it. Inputs must name every graph input with its element
+  /// type; errors (unknown or missing names, wrong dtype or rank, ops
+  /// without a lowering) are emitted as diagnostics. Returns null on error.
+  static std::unique_ptr<CpuRunner>
+  compile(mlir::OwningOpRef<mlir::ModuleOp> module,
+          llvm::ArrayRef<HostTensor> inputs);
+
+  /// Runs on `inputs` (same names and shapes as at compile time).
+  bool run(llvm::ArrayRef<HostTensor> inputs, std::vector<HostTensor> &outputs,
+           std::string &error);
+
+  /// Graph output names and types, in order.
+  llvm::ArrayRef<HostTensor> outputSpecs() const { return outputs; }
+
+private:
+  CpuRunner() = default;
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::string entry;
+  /// Graph input names in argument order.
+  std::vector<std::string> inputNames;
+  /// Name, element type and shape of each output (no data).
+  std::vector<HostTensor> outputs;
+};
+
+} // namespace mp
+
+#endif // MP_EXECUTION_CPURUNNER_H

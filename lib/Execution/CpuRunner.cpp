@@ -1,0 +1,174 @@
+//===- CpuRunner.cpp - JIT-compile and run an mp module on the CPU --------===//
+
+#include "mp/Execution/CpuRunner.h"
+#include "mp/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/TargetSelect.h"
+
+using namespace mlir;
+
+namespace mp {
+
+CpuRunner::~CpuRunner() = default;
+
+/// "name=2x3x4" pins for mp-specialize-shapes.
+static std::string shapePin(const HostTensor &t) {
+  std::string s = t.name + "=";
+  for (auto [i, d] : llvm::enumerate(t.shape))
+    s += (i ? "x" : "") + std::to_string(d);
+  return s;
+}
+
+std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
+                                              ArrayRef<HostTensor> inputs) {
+  MLIRContext *ctx = module->getContext();
+  Location loc = module->getLoc();
+  auto funcs = module->getOps<func::FuncOp>();
+  if (funcs.empty())
+    return emitError(loc) << "the module has no function to run", nullptr;
+  func::FuncOp func = *funcs.begin();
+
+  auto runner = std::unique_ptr<CpuRunner>(new CpuRunner());
+  // Inputs by graph-input name, checked before anything is compiled.
+  std::vector<std::string> pins;
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, "mp.name");
+    std::string argName = name ? name.str() : "#" + std::to_string(i);
+    const HostTensor *given = nullptr;
+    for (const HostTensor &t : inputs)
+      if (t.name == argName)
+        given = &t;
+    if (!given)
+      return emitError(loc) << "missing input '" << argName << "' ("
+                            << type << ")",
+             nullptr;
+    auto ranked = cast<RankedTensorType>(type);
+    if (ranked.getElementType() != given->elementType ||
+        ranked.getRank() != (int64_t)given->shape.size())
+      return emitError(loc) << "input '" << argName << "' is "
+                            << given->describe() << ", the model expects "
+                            << type,
+             nullptr;
+    for (auto [d, g] : llvm::zip(ranked.getShape(), given->shape))
+      if (!ShapedType::isDynamic(d) && d != g)
+        return emitError(loc) << "input '" << argName << "' is "
+                              << given->describe() << ", the model expects "
+                              << type,
+               nullptr;
+    runner->inputNames.push_back(argName);
+    pins.push_back(shapePin(*given));
+  }
+  for (const HostTensor &t : inputs)
+    if (!llvm::is_contained(runner->inputNames, t.name))
+      return emitError(loc) << "the model has no input named '" << t.name
+                            << "'",
+             nullptr;
+
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  SpecializeShapesOptions specialize;
+  specialize.shapes.assign(pins.begin(), pins.end());
+  pm.addPass(createSpecializeShapes(specialize));
+  if (failed(pm.run(*module)))
+    return nullptr;
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+    HostTensor spec;
+    auto name = func.getResultAttrOfType<StringAttr>(i, "mp.name");
+    spec.name = name ? name.str() : "output_" + std::to_string(i);
+    auto ranked = cast<RankedTensorType>(type);
+    if (!ranked.hasStaticShape())
+      return emitError(loc) << "output '" << spec.name
+                            << "' keeps a dynamic shape " << type
+                            << " after specializing to the inputs",
+             nullptr;
+    spec.elementType = ranked.getElementType();
+    spec.shape.assign(ranked.getShape().begin(), ranked.getShape().end());
+    runner->outputs.push_back(spec);
+  }
+  // ONNX names and dims are not LLVM argument attributes.
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    func.setArgAttrs(i, ArrayRef<NamedAttribute>{});
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    func.setResultAttrs(i, ArrayRef<NamedAttribute>{});
+  func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+  runner->entry = ("_mlir_ciface_" + func.getName()).str();
+
+  PassManager lower(ctx, ModuleOp::getOperationName());
+  buildCpuPipeline(lower, /*resultsAsOutParams=*/true);
+  if (failed(lower.run(*module)))
+    return nullptr;
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerBuiltinDialectTranslation(*ctx);
+  registerLLVMDialectTranslation(*ctx);
+  ExecutionEngineOptions options;
+  auto transformer = makeOptimizingTransformer(/*optLevel=*/2,
+                                               /*sizeLevel=*/0,
+                                               /*targetMachine=*/nullptr);
+  options.transformer = transformer;
+  // memrefCopy and friends, for copies between strided buffers.
+  SmallVector<StringRef> libs = {MP_MLIR_C_RUNNER_UTILS};
+  options.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine)
+    return emitError(loc) << "JIT compilation failed: "
+                          << llvm::toString(engine.takeError()),
+           nullptr;
+  runner->engine = std::move(*engine);
+  return runner;
+}
+
+/// A memref descriptor {allocated, aligned, offset, sizes[R], strides[R]}
+/// over `data` with a row-major layout.
+static std::vector<int64_t> descriptor(void *data, ArrayRef<int64_t> shape) {
+  std::vector<int64_t> d = {reinterpret_cast<int64_t>(data),
+                            reinterpret_cast<int64_t>(data), 0};
+  d.insert(d.end(), shape.begin(), shape.end());
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  d.insert(d.end(), strides.begin(), strides.end());
+  return d;
+}
+
+bool CpuRunner::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
+                    std::string &error) {
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<HostTensor> inputCopies;
+  for (const std::string &name : inputNames) {
+    auto it = llvm::find_if(inputs, [&](const HostTensor &t) {
+      return t.name == name;
+    });
+    if (it == inputs.end()) {
+      error = "missing input '" + name + "'";
+      return false;
+    }
+    inputCopies.push_back(*it); // the JIT code may not write, but be safe
+  }
+  for (HostTensor &t : inputCopies)
+    descriptors.push_back(descriptor(t.data.data(), t.shape));
+  out = outputs;
+  for (HostTensor &t : out) {
+    t.data.assign(t.numElements() * HostTensor::elementBytes(t.elementType), 0);
+    descriptors.push_back(descriptor(t.data.data(), t.shape));
+  }
+  std::vector<void *> pointers, args;
+  for (auto &d : descriptors)
+    pointers.push_back(d.data());
+  for (void *&p : pointers)
+    args.push_back(&p);
+  if (llvm::Error e = engine->invokePacked(entry, args)) {
+    error = "running the model failed: " + llvm::toString(std::move(e));
+    return false;
+  }
+  return true;
+}
+
+} // namespace mp
