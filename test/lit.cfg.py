@@ -26,7 +26,8 @@ config.substitutions.append(("%examples", os.path.join(config.mp_src_root, "exam
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 
 llvm_config.add_tool_substitutions(
-    [ToolSubst("mp-opt", unresolved="fatal")], [config.mp_tools_dir]
+    [ToolSubst("mp-opt", unresolved="fatal"), ToolSubst("mp-run", unresolved="fatal")],
+    [config.mp_tools_dir],
 )
 
 # Runtime libraries of mlir-runner, for execution tests of lowered code.

@@ -50,11 +50,13 @@ static cl::opt<std::string> policyFile("policy",
 static cl::opt<std::string> outputDir("output-dir",
                                       cl::desc("write outputs as NAME.npy"));
 static cl::opt<double> rtolOpt("rtol", cl::init(-1),
-                            cl::desc("relative tolerance (default 1e-4 for "
-                                     "fp32, 1e-2 for mixed)"));
+                               cl::desc("relative tolerance (default 1e-4 "
+                                        "for fp32, 1e-2 for fp16 outputs or "
+                                        "--precision mixed)"));
 static cl::opt<double> atolOpt("atol", cl::init(-1),
-                            cl::desc("absolute tolerance (default 1e-5 for "
-                                     "fp32, 1e-2 for mixed)"));
+                               cl::desc("absolute tolerance (default 1e-5 "
+                                        "for fp32, 1e-2 for fp16 outputs or "
+                                        "--precision mixed)"));
 
 static bool readTensor(StringRef path, MLIRContext *ctx, mp::HostTensor &t,
                        std::string &error) {
@@ -153,8 +155,14 @@ int main(int argc, char **argv) {
     }
   }
 
-  double rt = rtolOpt >= 0 ? rtolOpt : (mixed ? 1e-2 : 1e-4);
-  double at = atolOpt >= 0 ? atolOpt : (mixed ? 1e-2 : 1e-5);
+  // Default tolerances: fp32 1e-4/1e-5; fp16 data or a mixed-precision run
+  // 1e-2/1e-2 (fp16 keeps 11 bits).
+  auto tolerances = [&](const mp::HostTensor &t) {
+    bool half = mixed || t.elementType.isF16() || t.elementType.isBF16();
+    return std::pair<double, double>{
+        rtolOpt >= 0 ? rtolOpt : (half ? 1e-2 : 1e-4),
+        atolOpt >= 0 ? atolOpt : (half ? 1e-2 : 1e-5)};
+  };
   std::vector<std::string> expectedFiles =
       compareDir.empty() ? std::vector<std::string>()
                          : numbered(compareDir, "output");
@@ -172,6 +180,7 @@ int main(int argc, char **argv) {
     mp::HostTensor expected;
     if (!readTensor(expectedFiles[i], &ctx, expected, error))
       return fail(error);
+    auto [rt, at] = tolerances(t);
     mp::Comparison c = mp::compare(t, expected, rt, at);
     if (!c.shapeMatches) {
       llvm::outs() << "  FAIL: expected " << expected.describe() << "\n";

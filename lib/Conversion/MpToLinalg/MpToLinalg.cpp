@@ -19,12 +19,14 @@ void populateElementwiseToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateContractionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateShapeToTensorPatterns(mlir::RewritePatternSet &patterns);
+void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   populateElementwiseToLinalgPatterns(patterns);
   populateContractionToLinalgPatterns(patterns);
   populateReductionToLinalgPatterns(patterns);
   populateShapeToTensorPatterns(patterns);
+  populateAttentionToLinalgPatterns(patterns);
 }
 } // namespace mp
 

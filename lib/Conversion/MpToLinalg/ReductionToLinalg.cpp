@@ -9,7 +9,9 @@
 #include "mp/Dialect/Mp/IR/MpOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -346,12 +348,134 @@ struct RMSNormLowering : public OpRewritePattern<RMSNormOp> {
   }
 };
 
+/// com.microsoft SkipLayerNormalization (and the simplified RMS form):
+/// sum = input + skip (+ bias), then normalize over the last axis.
+struct SkipLayerNormLowering : public OpRewritePattern<SkipLayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SkipLayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    auto outType = cast<RankedTensorType>(op.getOutput().getType());
+    Type elt = outType.getElementType(), stash = rewriter.getF32Type();
+    SmallVector<Value> terms = {op.getInput(), op.getSkip()};
+    if (op.getBias())
+      terms.push_back(op.getBias());
+    Value sum = elementwise(rewriter, loc, outType, terms,
+                            [&](OpBuilder &b, Location l, ValueRange a) {
+                              Value v = castScalar(b, l, a[0], stash);
+                              for (Value t : a.drop_front())
+                                v = addF(b, l, v, castScalar(b, l, t, stash));
+                              return castScalar(b, l, v, elt);
+                            });
+    SmallVector<int64_t> axes = {outType.getRank() - 1};
+    bool rms = op.getSimplified();
+    Stats s = normalizationStats(rewriter, loc, sum, axes, stash,
+                                 op.getEpsilon().convertToDouble(), rms);
+    Value y = normalize(rewriter, loc, outType, sum, s, !rms, axes,
+                        op.getGamma(), op.getBeta(), stash);
+    auto statType = cast<RankedTensorType>(op.getMean().getType());
+    rewriter.replaceOp(op, {y, reshapeTo(rewriter, loc, s.mean, statType),
+                            reshapeTo(rewriter, loc, s.invStd, statType), sum});
+    return success();
+  }
+};
+
+/// com.microsoft EmbedLayerNormalization: word[ids] + position[pos]
+/// (+ segment[seg]) then layer norm; mask_index counts nonzero mask entries.
+struct EmbedLayerNormLowering : public OpRewritePattern<EmbedLayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbedLayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    auto outType = cast<RankedTensorType>(op.getOutput().getType());
+    Type elt = outType.getElementType(), stash = rewriter.getF32Type();
+    int64_t hidden = outType.getDimSize(2);
+    Value ids = op.getInputIds(), pos = op.getPositionIds();
+    Value seg = op.getSegmentIds();
+    // Row `r` (an index scalar) of a [N, hidden] table at hidden index h.
+    auto row = [&](OpBuilder &b, Location l, Value table, Value r) {
+      Value i = arith::IndexCastOp::create(b, l, b.getIndexType(), r);
+      Value h = linalg::IndexOp::create(b, l, 2);
+      return tensor::ExtractOp::create(b, l, table, ValueRange{i, h});
+    };
+    MLIRContext *ctx = op.getContext();
+    AffineMap bs = AffineMap::get(3, 0, {getAffineDimExpr(0, ctx),
+                                         getAffineDimExpr(1, ctx)}, ctx);
+    SmallVector<Value> inputs = {ids};
+    SmallVector<AffineMap> maps = {bs};
+    if (pos) {
+      inputs.push_back(pos);
+      maps.push_back(broadcastMap(
+          ctx, cast<RankedTensorType>(pos.getType()).getShape(),
+          outType.getShape().take_front(2)));
+      maps.back() = AffineMap::get(3, 0, maps.back().getResults(), ctx);
+    }
+    if (seg) {
+      inputs.push_back(seg);
+      maps.push_back(bs);
+    }
+    Value sum = parallelGeneric(
+        rewriter, loc, outType, inputs, maps,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value v = castScalar(b, l, row(b, l, op.getWordEmbedding(), a[0]),
+                               stash);
+          Value p = pos ? a[1]
+                        : arith::IndexCastOp::create(
+                              b, l, a[0].getType(),
+                              linalg::IndexOp::create(b, l, 1));
+          v = addF(b, l, v,
+                   castScalar(b, l, row(b, l, op.getPositionEmbedding(), p),
+                              stash));
+          if (seg)
+            v = addF(b, l, v,
+                     castScalar(b, l, row(b, l, op.getSegmentEmbedding(),
+                                          a.back()),
+                                stash));
+          return castScalar(b, l, v, elt);
+        });
+    (void)hidden;
+    SmallVector<int64_t> axes = {2};
+    Stats s = normalizationStats(rewriter, loc, sum, axes, stash,
+                                 op.getEpsilon().convertToDouble(), false);
+    Value y = normalize(rewriter, loc, outType, sum, s, true, axes,
+                        op.getGamma(), op.getBeta(), stash);
+    auto maskType = cast<RankedTensorType>(op.getMaskIndex().getType());
+    Value maskIndex;
+    if (Value mask = op.getMask()) {
+      maskIndex = reduce(rewriter, loc, mask, {1}, maskType.getElementType(),
+                         0.0, [](OpBuilder &b, Location l, Value v, Value c) {
+                           Value zero = scalarConst(b, l, v.getType(), 0);
+                           Value nz = arith::CmpIOp::create(
+                               b, l, arith::CmpIPredicate::ne, v, zero);
+                           return arith::AddIOp::create(
+                               b, l, c, arith::ExtUIOp::create(
+                                            b, l, c.getType(), nz));
+                         });
+    } else {
+      Value empty = tensor::EmptyOp::create(rewriter, loc, maskType.getShape(),
+                                            maskType.getElementType());
+      maskIndex = linalg::FillOp::create(
+                      rewriter, loc,
+                      scalarConst(rewriter, loc, maskType.getElementType(), 0),
+                      empty)
+                      .getResult(0);
+    }
+    rewriter.replaceOp(op, {y, maskIndex, sum});
+    return success();
+  }
+};
+
 } // namespace
 
 void populateReductionToLinalgPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
-               ReduceLowering, LayerNormLowering, RMSNormLowering>(ctx);
+               ReduceLowering, LayerNormLowering, RMSNormLowering,
+               SkipLayerNormLowering, EmbedLayerNormLowering>(ctx);
 }
 
 } // namespace mp

@@ -207,12 +207,35 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
   }
 };
 
+/// Tile: output index i reads input index i mod size.
+struct TileLowering : public OpRewritePattern<TileOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TileOp op,
+                                PatternRewriter &rewriter) const override {
+    auto in = cast<RankedTensorType>(op.getInput().getType());
+    auto type = op.getType();
+    if (!type.hasStaticShape() || !in.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    MLIRContext *ctx = op.getContext();
+    SmallVector<AffineExpr> exprs;
+    for (auto [i, d] : llvm::enumerate(in.getShape()))
+      exprs.push_back(getAffineDimExpr(i, ctx) % d);
+    rewriter.replaceOp(
+        op, parallelGeneric(rewriter, op.getLoc(), type, op.getInput(),
+                            AffineMap::get(in.getRank(), 0, exprs, ctx),
+                            [](OpBuilder &, Location, ValueRange a) {
+                              return a[0];
+                            }));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateShapeToTensorPatterns(RewritePatternSet &patterns) {
   patterns.add<ConstantLowering, ReshapeLikeLowering, TransposeLowering,
                ConcatLowering, ExpandLowering, SliceLowering, SplitLowering,
-               GatherLowering>(patterns.getContext());
+               GatherLowering, TileLowering>(patterns.getContext());
 }
 
 } // namespace mp

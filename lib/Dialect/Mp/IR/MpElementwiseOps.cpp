@@ -126,3 +126,73 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
                           return a / b;
                         });
 }
+
+//===----------------------------------------------------------------------===//
+// Comparisons and Where on integer constants (shape logic of exporters)
+//===----------------------------------------------------------------------===//
+
+/// Folds a comparison of two integer constants into a bool constant.
+static Attribute foldCompare(Attribute lhs, Attribute rhs, Type resultType,
+                             function_ref<bool(int64_t, int64_t)> pred) {
+  auto type = dyn_cast<RankedTensorType>(resultType);
+  if (!type || !type.hasStaticShape() ||
+      type.getNumElements() > kMaxFoldedElements)
+    return {};
+  // Compute as i64 0/1 with the shared broadcasting helper, then re-type.
+  auto i64Type = RankedTensorType::get(type.getShape(),
+                                       IntegerType::get(type.getContext(), 64));
+  auto ints = dyn_cast_if_present<DenseIntElementsAttr>(foldBinaryInts(
+      lhs, rhs, i64Type,
+      [&](int64_t a, int64_t b) -> std::optional<int64_t> {
+        return pred(a, b) ? 1 : 0;
+      }));
+  if (!ints)
+    return {};
+  SmallVector<bool> bits;
+  for (const APInt &v : ints.getValues<APInt>())
+    bits.push_back(!v.isZero());
+  return DenseElementsAttr::get(type, bits);
+}
+
+OpFoldResult EqualOp::fold(FoldAdaptor a) {
+  return foldCompare(a.getLhs(), a.getRhs(), getType(),
+                     [](int64_t x, int64_t y) { return x == y; });
+}
+OpFoldResult GreaterOp::fold(FoldAdaptor a) {
+  return foldCompare(a.getLhs(), a.getRhs(), getType(),
+                     [](int64_t x, int64_t y) { return x > y; });
+}
+OpFoldResult GreaterOrEqualOp::fold(FoldAdaptor a) {
+  return foldCompare(a.getLhs(), a.getRhs(), getType(),
+                     [](int64_t x, int64_t y) { return x >= y; });
+}
+OpFoldResult LessOp::fold(FoldAdaptor a) {
+  return foldCompare(a.getLhs(), a.getRhs(), getType(),
+                     [](int64_t x, int64_t y) { return x < y; });
+}
+OpFoldResult LessOrEqualOp::fold(FoldAdaptor a) {
+  return foldCompare(a.getLhs(), a.getRhs(), getType(),
+                     [](int64_t x, int64_t y) { return x <= y; });
+}
+
+OpFoldResult WhereOp::fold(FoldAdaptor a) {
+  DenseIntElementsAttr cond = asDenseInts(a.getCondition());
+  if (!cond || !isFoldableIntType(getType()))
+    return {};
+  // select(c, x, y) = y + c * (x - y) elementwise, with broadcasting.
+  auto i64Type = RankedTensorType::get(getType().getShape(),
+                                       IntegerType::get(getContext(), 64));
+  Attribute diff = foldBinaryInts(
+      a.getX(), a.getY(), i64Type,
+      [](int64_t x, int64_t y) -> std::optional<int64_t> { return x - y; });
+  Attribute picked = foldBinaryInts(
+      cond, diff, i64Type,
+      [](int64_t c, int64_t d) -> std::optional<int64_t> { return c ? d : 0; });
+  Attribute sum = foldBinaryInts(
+      a.getY(), picked, i64Type,
+      [](int64_t y, int64_t p) -> std::optional<int64_t> { return y + p; });
+  DenseIntElementsAttr ints = asDenseInts(sum);
+  if (!ints)
+    return {};
+  return makeInts(getType(), readInts(ints));
+}

@@ -104,6 +104,14 @@ LogicalResult ConstantOfShapeOp::inferReturnTypes(
   return success();
 }
 
+OpFoldResult ConstantOfShapeOp::fold(FoldAdaptor) {
+  auto type = getType();
+  auto value = dyn_cast<DenseElementsAttr>(getValue());
+  if (!type.hasStaticShape() || !value || !value.isSplat())
+    return {};
+  return DenseElementsAttr::get(type, value.getSplatValue<Attribute>());
+}
+
 LogicalResult ConstantOfShapeOp::verify() {
   if (getValue().getNumElements() != 1)
     return emitOpError("value must hold exactly one element");

@@ -117,7 +117,9 @@ class Mp_BinaryOp<string mnemonic, Type operandType = Mp_NumericTensor,
 /// Comparison: broadcasting, boolean result.
 class Mp_CompareOp<string mnemonic>
     : Mp_BinaryOp<mnemonic, Mp_Tensor, Mp_BoolTensor,
-                  "::mlir::IntegerType::get(context, 1)">;
+                  "::mlir::IntegerType::get(context, 1)"> {
+  let hasFolder = 1;
+}
 
 /// Variadic elementwise op (Max, Min, Mean, Sum) with broadcasting.
 class Mp_VariadicOp<string mnemonic, Type operandType = Mp_NumericTensor>

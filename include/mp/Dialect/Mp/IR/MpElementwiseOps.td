@@ -170,6 +170,7 @@ def Mp_WhereOp : Mp_BroadcastOp<"where",
   let arguments = (ins Mp_BoolTensor:$condition, Mp_Tensor:$x, Mp_Tensor:$y);
   let results = (outs Mp_Tensor:$output);
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 #endif // MP_DIALECT_MP_IR_MPELEMENTWISEOPS_TD

@@ -43,6 +43,7 @@ def Mp_ConstantOfShapeOp : Mp_CustomInferOp<"constant_of_shape"> {
   let results = (outs Mp_Tensor:$output);
   let assemblyFormat = "$shape attr-dict `:` type($shape) `->` type($output)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Mp_RangeOp : Mp_CustomInferOp<"range", [SameOperandsAndResultElementType]> {

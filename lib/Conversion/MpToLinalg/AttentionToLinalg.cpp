@@ -1,0 +1,513 @@
+//===- AttentionToLinalg.cpp - attention ops to linalg (reference) --------===//
+//
+// A reference lowering for the CPU: scores, masks and softmax in f32, one
+// contraction for Q.K^T and one for P.V, grouped-query heads read their
+// shared K/V head through the indexing maps (no copies). It materializes
+// the score matrix; the streaming kernels come with the attention issue.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "mp/Dialect/Mp/IR/MpOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mp::lowering;
+
+namespace mp {
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+bool allStatic(Operation *op) {
+  auto isStatic = [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return !r || r.hasStaticShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic);
+}
+
+/// [B, S, H*D] -> [B, H, S, D].
+Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
+  auto t = typeOf(x);
+  int64_t d = t.getDimSize(2) / heads;
+  Value r = reshapeTo(b, loc, x,
+                      RankedTensorType::get({t.getDimSize(0), t.getDimSize(1),
+                                             heads, d},
+                                            t.getElementType()));
+  auto outType = RankedTensorType::get(
+      {t.getDimSize(0), heads, t.getDimSize(1), d}, t.getElementType());
+  Value init = tensor::EmptyOp::create(b, loc, outType.getShape(),
+                                       outType.getElementType());
+  return linalg::TransposeOp::create(b, loc, r, init,
+                                     ArrayRef<int64_t>{0, 2, 1, 3})
+      .getResult()[0];
+}
+
+/// [B, H, S, D] -> [B, S, H*D].
+Value mergeHeads(OpBuilder &b, Location loc, Value x) {
+  auto t = typeOf(x);
+  auto tt = RankedTensorType::get({t.getDimSize(0), t.getDimSize(2),
+                                   t.getDimSize(1), t.getDimSize(3)},
+                                  t.getElementType());
+  Value init = tensor::EmptyOp::create(b, loc, tt.getShape(),
+                                       tt.getElementType());
+  Value r = linalg::TransposeOp::create(b, loc, x, init,
+                                        ArrayRef<int64_t>{0, 2, 1, 3})
+                .getResult()[0];
+  return reshapeTo(b, loc, r,
+                   RankedTensorType::get({t.getDimSize(0), t.getDimSize(2),
+                                          t.getDimSize(1) * t.getDimSize(3)},
+                                         t.getElementType()));
+}
+
+/// Concatenates past and new along the sequence axis (2) when there is a
+/// past.
+Value withPast(OpBuilder &b, Location loc, Value past, Value now) {
+  if (!past)
+    return now;
+  auto p = typeOf(past), n = typeOf(now);
+  auto type = RankedTensorType::get(
+      {n.getDimSize(0), n.getDimSize(1), p.getDimSize(2) + n.getDimSize(2),
+       n.getDimSize(3)},
+      n.getElementType());
+  return tensor::ConcatOp::create(b, loc, type, 2, ValueRange{past, now});
+}
+
+/// What masks a score [b, h, s, t] besides the causal rule.
+struct MaskSpec {
+  Value additive;    // float, broadcast to [B, H, S, T]
+  Value keep;        // bool, broadcast to [B, H, S, T]: false masks
+  Value keyPadding;  // integer [B, T]: 0 masks with `fill`
+  double fill = -INFINITY;
+  bool causal = false;
+  double softcap = 0;
+};
+
+/// Scaled dot-product attention on 4-D q [B,Hq,S,D], k [B,Hkv,T,D],
+/// v [B,Hkv,T,Dv] -> [B,Hq,S,Dv] of q's element type, with f32 scores.
+/// Also returns the scores after masking (for qk_matmul_output).
+std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
+                               Value v, double scale, const MaskSpec &m) {
+  MLIRContext *ctx = b.getContext();
+  auto qt = typeOf(q), kt = typeOf(k), vt = typeOf(v);
+  int64_t B = qt.getDimSize(0), Hq = qt.getDimSize(1), S = qt.getDimSize(2);
+  int64_t T = kt.getDimSize(2), Dv = vt.getDimSize(3);
+  int64_t group = Hq / kt.getDimSize(1);
+  Type f32 = b.getF32Type(), elt = qt.getElementType();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  AffineExpr kvHead = d(1).floorDiv(group);
+
+  // scores[b, h, s, t] = sum_d q[b, h, s, d] * k[b, h / g, t, d]
+  auto scoresType = RankedTensorType::get({B, Hq, S, T}, f32);
+  auto contraction = [&](RankedTensorType outType, Value lhs, AffineMap lm,
+                         Value rhs, AffineMap rm) {
+    Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), f32);
+    Value zero = scalarConst(b, loc, f32, 0);
+    Value init = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+    AffineMap om = AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx);
+    SmallVector<utils::IteratorType> it(4, utils::IteratorType::parallel);
+    it.push_back(utils::IteratorType::reduction);
+    return linalg::GenericOp::create(
+               b, loc, outType, ValueRange{lhs, rhs}, init,
+               ArrayRef<AffineMap>{lm, rm, om}, it,
+               [&](OpBuilder &nb, Location l, ValueRange a) {
+                 Value x = castScalar(nb, l, a[0], f32);
+                 Value y = castScalar(nb, l, a[1], f32);
+                 Value p = arith::MulFOp::create(nb, l, x, y);
+                 linalg::YieldOp::create(nb, l,
+                                         arith::AddFOp::create(nb, l, p, a[2])
+                                             .getResult());
+               })
+        .getResult(0);
+  };
+  Value scores = contraction(
+      scoresType, q, AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx), k,
+      AffineMap::get(5, 0, {d(0), kvHead, d(3), d(4)}, ctx));
+
+  // Scale, soft cap, masks, causal rule: one elementwise pass.
+  SmallVector<Value> inputs = {scores};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
+  auto addMask = [&](Value mask) {
+    if (!mask)
+      return;
+    inputs.push_back(mask);
+    maps.push_back(
+        broadcastMap(ctx, typeOf(mask).getShape(), scoresType.getShape()));
+  };
+  addMask(m.additive);
+  addMask(m.keep);
+  if (m.keyPadding) {
+    inputs.push_back(m.keyPadding);
+    maps.push_back(AffineMap::get(4, 0, {d(0), d(3)}, ctx));
+  }
+  Value masked = parallelGeneric(
+      b, loc, scoresType, inputs, maps,
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value v = arith::MulFOp::create(nb, l, a[0],
+                                        scalarConst(nb, l, f32, scale));
+        if (m.softcap > 0) {
+          Value c = scalarConst(nb, l, f32, m.softcap);
+          v = arith::MulFOp::create(
+              nb, l, c,
+              math::TanhOp::create(nb, l, arith::DivFOp::create(nb, l, v, c)));
+        }
+        unsigned i = 1;
+        Value negInf = scalarConst(nb, l, f32, -INFINITY);
+        if (m.additive)
+          v = arith::AddFOp::create(nb, l, v, castScalar(nb, l, a[i++], f32));
+        if (m.keep)
+          v = arith::SelectOp::create(nb, l, a[i++], v, negInf);
+        if (m.keyPadding) {
+          Value zero = scalarConst(nb, l, a[i].getType(), 0);
+          Value pad = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                            a[i++], zero);
+          v = arith::SelectOp::create(nb, l, pad,
+                                      scalarConst(nb, l, f32, m.fill), v);
+        }
+        if (m.causal) {
+          // Bottom-right aligned: query s sees keys t <= s + (T - S).
+          Value s = linalg::IndexOp::create(nb, l, 2);
+          Value t = linalg::IndexOp::create(nb, l, 3);
+          Value limit = arith::AddIOp::create(
+              nb, l, s, arith::ConstantIndexOp::create(nb, l, T - S));
+          Value future = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::sgt, t, limit);
+          v = arith::SelectOp::create(nb, l, future, negInf, v);
+        }
+        return v;
+      });
+
+  // Softmax over t in f32.
+  SmallVector<int64_t> axis = {3};
+  auto maxF = [](OpBuilder &nb, Location l, Value x, Value c) -> Value {
+    return arith::MaximumFOp::create(nb, l, x, c);
+  };
+  auto addF = [](OpBuilder &nb, Location l, Value x, Value c) -> Value {
+    return arith::AddFOp::create(nb, l, x, c);
+  };
+  Value mx = reduce(b, loc, masked, axis, f32, -INFINITY, maxF);
+  AffineMap rowMap = droppedAxesMap(ctx, 4, axis);
+  Value e = parallelGeneric(b, loc, scoresType, {masked, mx},
+                            {b.getMultiDimIdentityMap(4), rowMap},
+                            [](OpBuilder &nb, Location l, ValueRange a) {
+                              Value x = arith::SubFOp::create(nb, l, a[0], a[1]);
+                              return math::ExpOp::create(nb, l, x);
+                            });
+  Value sum = reduce(b, loc, e, axis, f32, 0.0, addF);
+  Value p = parallelGeneric(b, loc, scoresType, {e, sum},
+                            {b.getMultiDimIdentityMap(4), rowMap},
+                            [](OpBuilder &nb, Location l, ValueRange a) {
+                              return arith::DivFOp::create(nb, l, a[0], a[1]);
+                            });
+
+  // out[b, h, s, e] = sum_t p[b, h, s, t] * v[b, h / g, t, e]
+  auto outType = RankedTensorType::get({B, Hq, S, Dv}, f32);
+  Value out = contraction(
+      outType, p, AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx), v,
+      AffineMap::get(5, 0, {d(0), kvHead, d(4), d(3)}, ctx));
+  Value cast = elementwise(b, loc, RankedTensorType::get({B, Hq, S, Dv}, elt),
+                           out, [&](OpBuilder &nb, Location l, ValueRange a) {
+                             return castScalar(nb, l, a[0], elt);
+                           });
+  return {cast, masked};
+}
+
+/// ONNX Attention-23/24.
+struct AttentionLowering : public OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    if (op.getNonpadKvSeqlen() || op.getQkMatmulOutputMode() != 0)
+      return rewriter.notifyMatchFailure(op, "nonpad_kv_seqlen/qk modes");
+    Location loc = op.getLoc();
+    bool threeD = typeOf(op.getQ()).getRank() == 3;
+    Value q = op.getQ(), k = op.getK(), v = op.getV();
+    if (threeD) {
+      q = splitHeads(rewriter, loc, q, op.getQNumHeads());
+      k = splitHeads(rewriter, loc, k, op.getKvNumHeads());
+      v = splitHeads(rewriter, loc, v, op.getKvNumHeads());
+    }
+    Value pk = withPast(rewriter, loc, op.getPastKey(), k);
+    Value pv = withPast(rewriter, loc, op.getPastValue(), v);
+    int64_t D = typeOf(q).getDimSize(3);
+    double scale = op.getScale() ? op.getScale()->convertToDouble()
+                                 : 1.0 / std::sqrt((double)D);
+    MaskSpec m;
+    if (Value mask = op.getAttnMask())
+      (getElementTypeOrSelf(mask.getType()).isInteger(1) ? m.keep
+                                                         : m.additive) = mask;
+    m.causal = op.getIsCausal();
+    m.softcap = op.getSoftcap().convertToDouble();
+    auto [out, scores] = attend(rewriter, loc, q, pk, pv, scale, m);
+    if (threeD)
+      out = mergeHeads(rewriter, loc, out);
+    Value qk = elementwise(
+        rewriter, loc, cast<RankedTensorType>(op.getQkMatmulOutput().getType()),
+        scores, [&](OpBuilder &b, Location l, ValueRange a) {
+          return castScalar(b, l, a[0],
+                            getElementTypeOrSelf(op.getQkMatmulOutput()));
+        });
+    rewriter.replaceOp(op, {out, pk, pv, qk});
+    return success();
+  }
+};
+
+/// com.microsoft MultiHeadAttention (separate Q, K, V; past/present).
+struct MultiHeadAttentionLowering
+    : public OpRewritePattern<MultiHeadAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MultiHeadAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op) || !op.getKey() || op.getBias() ||
+        typeOf(op.getQuery()).getRank() != 3)
+      return rewriter.notifyMatchFailure(op, "unsupported form");
+    Location loc = op.getLoc();
+    int64_t n = op.getNumHeads();
+    Value q = splitHeads(rewriter, loc, op.getQuery(), n);
+    auto heads = [&](Value x) {
+      return typeOf(x).getRank() == 4 ? x : splitHeads(rewriter, loc, x, n);
+    };
+    Value pk = withPast(rewriter, loc, op.getPastKey(), heads(op.getKey()));
+    Value pv = withPast(rewriter, loc, op.getPastValue(), heads(op.getValue()));
+    int64_t D = typeOf(q).getDimSize(3);
+    double scale = op.getScale() ? op.getScale()->convertToDouble()
+                                 : 1.0 / std::sqrt((double)D);
+    MaskSpec m;
+    m.additive = op.getAttentionBias();
+    if (Value kp = op.getKeyPaddingMask()) {
+      if (typeOf(kp).getRank() != 2)
+        return rewriter.notifyMatchFailure(op, "key_padding_mask form");
+      m.keyPadding = kp;
+      m.fill = op.getMaskFilterValue().convertToDouble();
+    }
+    m.causal = op.getUnidirectional();
+    Value out = attend(rewriter, loc, q, pk, pv, scale, m).first;
+    rewriter.replaceOp(op, {mergeHeads(rewriter, loc, out), pk, pv});
+    return success();
+  }
+};
+
+/// com.microsoft Attention: packed QKV projection, past as [2, B, N, P, H].
+struct MsAttentionLowering : public OpRewritePattern<MsAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MsAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op) || op.getAttentionBias() || op.getPastSequenceLength() ||
+        op.getDoRotary() || !op.getQkvHiddenSizes().empty())
+      return rewriter.notifyMatchFailure(op, "unsupported form");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto in = typeOf(op.getInput());
+    auto w = typeOf(op.getWeights());
+    Type elt = in.getElementType(), f32 = rewriter.getF32Type();
+    int64_t B = in.getDimSize(0), S = in.getDimSize(1), K = in.getDimSize(2);
+    int64_t H3 = w.getDimSize(1), hidden = H3 / 3, n = op.getNumHeads();
+    // qkv[b, s, j] = sum_k x[b, s, k] * w[k, j] (+ bias[j])
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    auto qkvType = RankedTensorType::get({B, S, H3}, f32);
+    Value empty = tensor::EmptyOp::create(rewriter, loc, qkvType.getShape(), f32);
+    Value init = linalg::FillOp::create(rewriter, loc,
+                                        scalarConst(rewriter, loc, f32, 0), empty)
+                     .getResult(0);
+    SmallVector<utils::IteratorType> it(3, utils::IteratorType::parallel);
+    it.push_back(utils::IteratorType::reduction);
+    Value qkv =
+        linalg::GenericOp::create(
+            rewriter, loc, qkvType, ValueRange{op.getInput(), op.getWeights()},
+            init,
+            ArrayRef<AffineMap>{AffineMap::get(4, 0, {d(0), d(1), d(3)}, ctx),
+                                AffineMap::get(4, 0, {d(3), d(2)}, ctx),
+                                AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)},
+            it,
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value p = arith::MulFOp::create(nb, l, castScalar(nb, l, a[0], f32),
+                                              castScalar(nb, l, a[1], f32));
+              linalg::YieldOp::create(
+                  nb, l, arith::AddFOp::create(nb, l, p, a[2]).getResult());
+            })
+            .getResult(0);
+    SmallVector<Value> terms = {qkv};
+    if (op.getBias())
+      terms.push_back(op.getBias());
+    qkv = elementwise(rewriter, loc, RankedTensorType::get({B, S, H3}, elt),
+                      terms, [&](OpBuilder &nb, Location l, ValueRange a) {
+                        Value v = a[0];
+                        if (a.size() > 1)
+                          v = arith::AddFOp::create(nb, l, v,
+                                                    castScalar(nb, l, a[1], f32));
+                        return castScalar(nb, l, v, elt);
+                      });
+    (void)K;
+    auto part = [&](int64_t i) {
+      auto t = RankedTensorType::get({B, S, hidden}, elt);
+      Value slice = tensor::ExtractSliceOp::create(
+          rewriter, loc, t, qkv, ValueRange{}, ValueRange{}, ValueRange{},
+          ArrayRef<int64_t>{0, 0, i * hidden}, t.getShape(),
+          ArrayRef<int64_t>{1, 1, 1});
+      return splitHeads(rewriter, loc, slice, n);
+    };
+    Value q = part(0), k = part(1), v = part(2);
+    Value pk, pv;
+    if (Value past = op.getPast()) {
+      auto pt = typeOf(past);
+      auto half = RankedTensorType::get(pt.getShape().drop_front(1),
+                                        pt.getElementType());
+      auto take = [&](int64_t i) {
+        auto sliceType = RankedTensorType::get(
+            {1, pt.getDimSize(1), pt.getDimSize(2), pt.getDimSize(3),
+             pt.getDimSize(4)},
+            pt.getElementType());
+        Value s = tensor::ExtractSliceOp::create(
+            rewriter, loc, sliceType, past, ValueRange{}, ValueRange{},
+            ValueRange{}, ArrayRef<int64_t>{i, 0, 0, 0, 0},
+            sliceType.getShape(), ArrayRef<int64_t>{1, 1, 1, 1, 1});
+        return reshapeTo(rewriter, loc, s, half);
+      };
+      pk = take(0);
+      pv = take(1);
+    }
+    k = withPast(rewriter, loc, pk, k);
+    v = withPast(rewriter, loc, pv, v);
+    int64_t D = hidden / n;
+    double scale = op.getScale() ? op.getScale()->convertToDouble()
+                                 : 1.0 / std::sqrt((double)D);
+    MaskSpec m;
+    if (Value mask = op.getMaskIndex()) {
+      if (typeOf(mask).getRank() != 2)
+        return rewriter.notifyMatchFailure(op, "mask_index form");
+      m.keyPadding = mask;
+      m.fill = op.getMaskFilterValue().convertToDouble();
+    }
+    m.causal = op.getUnidirectional();
+    Value out = attend(rewriter, loc, q, k, v, scale, m).first;
+    auto presentType = cast<RankedTensorType>(op.getPresent().getType());
+    auto oneType = RankedTensorType::get(
+        {1, B, n, typeOf(k).getDimSize(2), D}, presentType.getElementType());
+    Value present = tensor::ConcatOp::create(
+        rewriter, loc, presentType, 0,
+        ValueRange{reshapeTo(rewriter, loc, k, oneType),
+                   reshapeTo(rewriter, loc, v, oneType)});
+    rewriter.replaceOp(op, {mergeHeads(rewriter, loc, out), present});
+    return success();
+  }
+};
+
+/// com.microsoft RotaryEmbedding: position ids index [max_pos, rot/2]
+/// caches; the first `rot` values of each head rotate.
+struct MsRotaryLowering : public OpRewritePattern<MsRotaryEmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MsRotaryEmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op) || op.getIsPackedBatching())
+      return rewriter.notifyMatchFailure(op, "unsupported form");
+    Location loc = op.getLoc();
+    auto t = typeOf(op.getInput());
+    bool threeD = t.getRank() == 3;
+    int64_t half = typeOf(op.getCosCache()).getDimSize(1);
+    int64_t headDim = threeD ? (op.getNumHeads() > 0
+                                    ? t.getDimSize(2) / op.getNumHeads()
+                                    : 2 * half)
+                             : t.getDimSize(3);
+    int64_t rot = op.getRotaryEmbeddingDim() > 0 ? op.getRotaryEmbeddingDim()
+                                                 : 2 * half;
+    bool interleaved = op.getInterleaved();
+    Type f32 = rewriter.getF32Type(), elt = t.getElementType();
+    Value x = op.getInput();
+    Value pos = op.getPositionIds();
+    Value cosC = op.getCosCache(), sinC = op.getSinCache();
+    MLIRContext *ctx = op.getContext();
+    int64_t rank = t.getRank();
+    // Sequence dim: 1 for [B, S, H*D], 2 for [B, H, S, D].
+    unsigned seqDim = threeD ? 1 : 2;
+    auto posMap = broadcastMap(
+        ctx, typeOf(pos).getShape(),
+        {t.getDimSize(0), t.getDimSize(seqDim)});
+    SmallVector<AffineExpr> exprs;
+    for (AffineExpr e : posMap.getResults())
+      exprs.push_back(e.replaceDims({getAffineDimExpr(0, ctx),
+                                     getAffineDimExpr(seqDim, ctx)}));
+    Value r = parallelGeneric(
+        rewriter, loc, t, {pos}, {AffineMap::get(rank, 0, exprs, ctx)},
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          SmallVector<Value> idx;
+          for (int64_t i = 0; i < rank; ++i)
+            idx.push_back(linalg::IndexOp::create(b, l, i));
+          Value last = idx.back();
+          auto cidx = [&](int64_t c) {
+            return arith::ConstantIndexOp::create(b, l, c);
+          };
+          // Position within the head.
+          Value j = threeD ? Value(arith::RemUIOp::create(b, l, last,
+                                                          cidx(headDim)))
+                           : last;
+          Value headStart = arith::SubIOp::create(b, l, last, j);
+          Value xv = tensor::ExtractOp::create(b, l, x, idx);
+          Value inRot = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                              j, cidx(rot));
+          // Partner element and which cache column, by layout.
+          Value col, partner, first;
+          if (interleaved) {
+            col = arith::DivUIOp::create(b, l, j, cidx(2));
+            Value odd = arith::RemUIOp::create(b, l, j, cidx(2));
+            first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, odd,
+                                          cidx(0));
+            partner = arith::SelectOp::create(
+                b, l, first, arith::AddIOp::create(b, l, j, cidx(1)),
+                arith::SubIOp::create(b, l, j, cidx(1)));
+          } else {
+            first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, j,
+                                          cidx(rot / 2));
+            col = arith::SelectOp::create(
+                b, l, first, j, arith::SubIOp::create(b, l, j, cidx(rot / 2)));
+            partner = arith::SelectOp::create(
+                b, l, first, arith::AddIOp::create(b, l, j, cidx(rot / 2)),
+                arith::SubIOp::create(b, l, j, cidx(rot / 2)));
+          }
+          // Outside the rotated part the index math is unused; keep it in
+          // range.
+          col = arith::SelectOp::create(b, l, inRot, col, cidx(0));
+          partner = arith::SelectOp::create(b, l, inRot, partner, j);
+          SmallVector<Value> pidx = idx;
+          pidx.back() = arith::AddIOp::create(b, l, headStart, partner);
+          Value xp = tensor::ExtractOp::create(b, l, x, pidx);
+          Value p = arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
+          Value c = castScalar(
+              b, l, tensor::ExtractOp::create(b, l, cosC, ValueRange{p, col}),
+              f32);
+          Value s = castScalar(
+              b, l, tensor::ExtractOp::create(b, l, sinC, ValueRange{p, col}),
+              f32);
+          Value xf = castScalar(b, l, xv, f32), pf = castScalar(b, l, xp, f32);
+          // first half: x*cos - partner*sin; second: x*cos + partner*sin
+          Value ps = arith::MulFOp::create(b, l, pf, s);
+          Value signed_ = arith::SelectOp::create(
+              b, l, first, arith::NegFOp::create(b, l, ps), ps);
+          Value rotated = arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, xf, c), signed_);
+          Value y = arith::SelectOp::create(b, l, inRot, rotated, xf);
+          return castScalar(b, l, y, elt);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateAttentionToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<AttentionLowering, MultiHeadAttentionLowering,
+               MsAttentionLowering, MsRotaryLowering>(patterns.getContext());
+}
+
+} // namespace mp
