@@ -21,6 +21,8 @@ namespace {
 /// Parses "1x16x80" into dims.
 std::optional<SmallVector<int64_t>> parseDims(StringRef text) {
   SmallVector<int64_t> dims;
+  if (text.empty()) // a scalar (rank 0)
+    return dims;
   SmallVector<StringRef> parts;
   text.split(parts, 'x');
   for (StringRef p : parts) {
@@ -77,7 +79,7 @@ struct SpecializeShapesPass
     for (const std::string &entry : shapes) {
       auto [name, dims] = StringRef(entry).rsplit('=');
       std::optional<SmallVector<int64_t>> parsed = parseDims(dims);
-      if (name.empty() || !parsed) {
+      if (name.empty() || !StringRef(entry).contains('=') || !parsed) {
         emitError(getOperation().getLoc())
             << "bad shape '" << entry << "' (expected NAME=DxDxD)";
         return signalPassFailure();

@@ -19,6 +19,7 @@ def MpToLinalg : Pass<"mp-lower-to-linalg", "mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
   ];
 }
 

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -20,6 +21,7 @@ void populateContractionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateShapeToTensorPatterns(mlir::RewritePatternSet &patterns);
 void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   populateElementwiseToLinalgPatterns(patterns);
@@ -27,6 +29,7 @@ void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   populateReductionToLinalgPatterns(patterns);
   populateShapeToTensorPatterns(patterns);
   populateAttentionToLinalgPatterns(patterns);
+  populateNNToLinalgPatterns(patterns);
 }
 } // namespace mp
 

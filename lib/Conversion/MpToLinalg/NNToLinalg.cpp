@@ -1,0 +1,511 @@
+//===- NNToLinalg.cpp - convolutions, pooling, padding, If ----------------===//
+
+#include "LoweringUtils.h"
+#include "mp/Dialect/Mp/IR/MpOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mp::lowering;
+
+namespace mp {
+namespace {
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+bool allStatic(Operation *op) {
+  auto isStatic = [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return !r || r.hasStaticShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic);
+}
+
+/// Pads the spatial dims (2..) of `x` with `value`: `low`/`high` per
+/// spatial dim; negative amounts crop.
+Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
+                 ArrayRef<int64_t> high, double value) {
+  auto t = typeOf(x);
+  int64_t rank = t.getRank();
+  SmallVector<OpFoldResult> lo(rank, b.getIndexAttr(0)),
+      hi(rank, b.getIndexAttr(0));
+  SmallVector<int64_t> padded(t.getShape());
+  bool any = false;
+  for (size_t i = 0; i < low.size(); ++i) {
+    int64_t l = std::max<int64_t>(low[i], 0), h = std::max<int64_t>(high[i], 0);
+    lo[2 + i] = b.getIndexAttr(l);
+    hi[2 + i] = b.getIndexAttr(h);
+    padded[2 + i] += l + h;
+    any |= l || h;
+  }
+  if (any) {
+    Value pad = scalarConst(b, loc, t.getElementType(), value);
+    x = tensor::PadOp::create(b, loc,
+                              RankedTensorType::get(padded, t.getElementType()),
+                              x, lo, hi, pad);
+  }
+  // Negative pads crop.
+  SmallVector<int64_t> offsets(rank, 0), sizes(padded), strides(rank, 1);
+  bool crop = false;
+  for (size_t i = 0; i < low.size(); ++i) {
+    if (low[i] < 0) {
+      offsets[2 + i] = -low[i];
+      sizes[2 + i] += low[i];
+      crop = true;
+    }
+    if (high[i] < 0) {
+      sizes[2 + i] += high[i];
+      crop = true;
+    }
+  }
+  if (!crop)
+    return x;
+  auto cropped = RankedTensorType::get(sizes, t.getElementType());
+  return tensor::ExtractSliceOp::create(b, loc, cropped, x, ValueRange{},
+                                        ValueRange{}, ValueRange{}, offsets,
+                                        sizes, strides);
+}
+
+/// out[n, m, o..] = sum_{c, k..} x[n, inCh(m, c), o*s + k*d] * w(m, c, k..)
+/// over the padded input `x`; `weightExprs` maps (m, c, k..) dims of the
+/// iteration space to the weight's indices.
+Value convolve(OpBuilder &b, Location loc, RankedTensorType outType, Value x,
+               Value w, int64_t group, ArrayRef<int64_t> strides,
+               ArrayRef<int64_t> dilations, int64_t channelsPerGroup,
+               SmallVector<AffineExpr> weightExprs, Type acc) {
+  MLIRContext *ctx = b.getContext();
+  int64_t spatial = outType.getRank() - 2;
+  int64_t rank = 2 + spatial + 1 + spatial; // n, m, o.., c, k..
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  int64_t m = 1, c = 2 + spatial, k0 = c + 1;
+  int64_t outPerGroup = outType.getDimSize(1) / group;
+  SmallVector<AffineExpr> xExprs = {
+      d(0), d(m).floorDiv(outPerGroup) * channelsPerGroup + d(c)};
+  for (int64_t i = 0; i < spatial; ++i)
+    xExprs.push_back(d(2 + i) * strides[i] + d(k0 + i) * dilations[i]);
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t i = 0; i < 2 + spatial; ++i)
+    outExprs.push_back(d(i));
+  SmallVector<utils::IteratorType> it(2 + spatial,
+                                      utils::IteratorType::parallel);
+  it.append(1 + spatial, utils::IteratorType::reduction);
+  auto accType = RankedTensorType::get(outType.getShape(), acc);
+  Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), acc);
+  Value init = linalg::FillOp::create(b, loc, scalarConst(b, loc, acc, 0), empty)
+                   .getResult(0);
+  // The reduction domain (c, k..) as a shape-only operand: it gives every
+  // loop a plain dimension even when the weight is read through flipped or
+  // regrouped indices.
+  SmallVector<int64_t> domain = {channelsPerGroup};
+  SmallVector<AffineExpr> domainExprs = {d(c)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    domain.push_back(typeOf(w).getDimSize(2 + i));
+    domainExprs.push_back(d(k0 + i));
+  }
+  Value window = tensor::EmptyOp::create(b, loc, domain, acc);
+  return linalg::GenericOp::create(
+             b, loc, accType, ValueRange{x, w, window}, init,
+             ArrayRef<AffineMap>{AffineMap::get(rank, 0, xExprs, ctx),
+                                 AffineMap::get(rank, 0, weightExprs, ctx),
+                                 AffineMap::get(rank, 0, domainExprs, ctx),
+                                 AffineMap::get(rank, 0, outExprs, ctx)},
+             it,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Value p = arith::MulFOp::create(nb, l, castScalar(nb, l, a[0], acc),
+                                               castScalar(nb, l, a[1], acc));
+               linalg::YieldOp::create(
+                   nb, l, arith::AddFOp::create(nb, l, p, a[3]).getResult());
+             })
+      .getResult(0);
+}
+
+/// Adds the per-channel bias (if any) and rounds to the output type.
+Value finish(OpBuilder &b, Location loc, RankedTensorType outType, Value acc,
+             Value bias) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = outType.getRank();
+  SmallVector<Value> inputs = {acc};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
+  if (bias) {
+    inputs.push_back(bias);
+    maps.push_back(AffineMap::get(rank, 0, {getAffineDimExpr(1, ctx)}, ctx));
+  }
+  Type accElt = getElementTypeOrSelf(acc.getType());
+  return parallelGeneric(b, loc, outType, inputs, maps,
+                         [&](OpBuilder &nb, Location l, ValueRange a) {
+                           Value v = a[0];
+                           if (a.size() > 1)
+                             v = arith::AddFOp::create(
+                                 nb, l, v, castScalar(nb, l, a[1], accElt));
+                           return castScalar(nb, l, v,
+                                             outType.getElementType());
+                         });
+}
+
+struct ConvLowering : public OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op) || op.getAutoPad() != "NOTSET")
+      return rewriter.notifyMatchFailure(op, "dynamic shape or auto_pad");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto outType = op.getType();
+    int64_t spatial = outType.getRank() - 2;
+    ArrayRef<int64_t> pads = op.getPads();
+    Value x = padSpatial(rewriter, loc, op.getInput(), pads.take_front(spatial),
+                         pads.drop_front(spatial), 0.0);
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> wExprs = {d(1), d(2 + spatial)};
+    for (int64_t i = 0; i < spatial; ++i)
+      wExprs.push_back(d(3 + spatial + i));
+    Type acc = accumulatorType(outType.getElementType());
+    int64_t cPerGroup = typeOf(op.getWeight()).getDimSize(1);
+    Value r = convolve(rewriter, loc, outType, x, op.getWeight(),
+                       op.getGroup(), op.getStrides(), op.getDilations(),
+                       cPerGroup, wExprs, acc);
+    rewriter.replaceOp(op, finish(rewriter, loc, outType, r, op.getBias()));
+    return success();
+  }
+};
+
+/// ConvTranspose as a convolution: spread the input by the stride (zeros in
+/// between), pad by dilation*(k-1) minus the ONNX pads, and convolve with
+/// the kernel flipped and its channel dims swapped.
+struct ConvTransposeLowering : public OpRewritePattern<ConvTransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvTransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op) || op.getAutoPad() != "NOTSET")
+      return rewriter.notifyMatchFailure(op, "dynamic shape or auto_pad");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto outType = op.getType();
+    auto xt = typeOf(op.getInput());
+    int64_t spatial = outType.getRank() - 2;
+    ArrayRef<int64_t> strides = op.getStrides(), dil = op.getDilations();
+    ArrayRef<int64_t> kernel = op.getKernelShape(), pads = op.getPads();
+    ArrayRef<int64_t> outPad = op.getOutputPadding();
+    // 1. Spread: zeros, with x inserted every `stride` elements.
+    SmallVector<int64_t> spreadShape(xt.getShape());
+    for (int64_t i = 0; i < spatial; ++i)
+      spreadShape[2 + i] = (xt.getDimSize(2 + i) - 1) * strides[i] + 1;
+    Type elt = xt.getElementType();
+    Value zeros = linalg::FillOp::create(
+                      rewriter, loc, scalarConst(rewriter, loc, elt, 0),
+                      ValueRange{tensor::EmptyOp::create(rewriter, loc,
+                                                         spreadShape, elt)})
+                      .getResult(0);
+    SmallVector<int64_t> offsets(xt.getRank(), 0), steps(xt.getRank(), 1);
+    for (int64_t i = 0; i < spatial; ++i)
+      steps[2 + i] = strides[i];
+    Value spread = tensor::InsertSliceOp::create(
+        rewriter, loc, op.getInput(), zeros, ValueRange{}, ValueRange{},
+        ValueRange{}, offsets, xt.getShape(), steps);
+    // 2. Pad: dilation*(k-1) - pad on each side (+ output_padding at the end).
+    SmallVector<int64_t> low, high;
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t full = dil[i] * (kernel[i] - 1);
+      low.push_back(full - pads[i]);
+      high.push_back(full - pads[spatial + i] + outPad[i]);
+    }
+    Value x = padSpatial(rewriter, loc, spread, low, high, 0.0);
+    // 3. Convolve: out channel m = g*(M/G) + ml reads input channels of its
+    // group; the weight is [C, M/G, k..] read at [g*Cg + c, ml, K-1-k].
+    auto wt = typeOf(op.getWeight());
+    int64_t outPerGroup = wt.getDimSize(1);
+    int64_t cPerGroup = wt.getDimSize(0) / op.getGroup();
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> wExprs = {
+        d(1).floorDiv(outPerGroup) * cPerGroup + d(2 + spatial),
+        d(1) % outPerGroup};
+    for (int64_t i = 0; i < spatial; ++i)
+      wExprs.push_back(getAffineConstantExpr(kernel[i] - 1, ctx) -
+                       d(3 + spatial + i));
+    SmallVector<int64_t> ones(spatial, 1);
+    Type acc = accumulatorType(outType.getElementType());
+    Value r = convolve(rewriter, loc, outType, x, op.getWeight(), op.getGroup(),
+                       ones, dil, cPerGroup, wExprs, acc);
+    rewriter.replaceOp(op, finish(rewriter, loc, outType, r, op.getBias()));
+    return success();
+  }
+};
+
+/// MaxPool / AveragePool over windows of the padded input.
+template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    constexpr bool isMax = std::is_same_v<OpTy, MaxPoolOp>;
+    if (!allStatic(op) || op.getAutoPad() != "NOTSET")
+      return rewriter.notifyMatchFailure(op, "dynamic shape or auto_pad");
+    if constexpr (isMax)
+      if (!op.getIndices().use_empty())
+        return rewriter.notifyMatchFailure(op, "indices output");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    auto xt = typeOf(op.getInput());
+    int64_t spatial = outType.getRank() - 2;
+    ArrayRef<int64_t> pads = op.getPads(), kernel = op.getKernelShape();
+    ArrayRef<int64_t> strides = op.getStrides(), dil = op.getDilations();
+    Type elt = outType.getElementType();
+    bool isFloat = isa<FloatType>(elt);
+    Type acc = isFloat ? accumulatorType(elt) : elt;
+    // Ceil mode can read past the end pad: pad enough for every window.
+    SmallVector<int64_t> low(pads.take_front(spatial)), high;
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t need = (outType.getDimSize(2 + i) - 1) * strides[i] +
+                     (kernel[i] - 1) * dil[i] + 1;
+      high.push_back(std::max(pads[spatial + i],
+                              need - xt.getDimSize(2 + i) - low[i]));
+    }
+    double padValue = isMax ? -INFINITY : 0.0;
+    if (isMax && !isFloat)
+      padValue = (double)std::numeric_limits<int64_t>::min();
+    Value x = padSpatial(rewriter, loc, op.getInput(), low, high, padValue);
+    int64_t rank = 2 + 2 * spatial;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> xExprs = {d(0), d(1)}, outExprs = {d(0), d(1)};
+    for (int64_t i = 0; i < spatial; ++i) {
+      xExprs.push_back(d(2 + i) * strides[i] + d(2 + spatial + i) * dil[i]);
+      outExprs.push_back(d(2 + i));
+    }
+    // The window's shape is only an iteration domain: a kernel-shaped
+    // tensor of anything.
+    SmallVector<int64_t> kshape(kernel);
+    Value window = tensor::EmptyOp::create(rewriter, loc, kshape, acc);
+    SmallVector<AffineExpr> kExprs;
+    for (int64_t i = 0; i < spatial; ++i)
+      kExprs.push_back(d(2 + spatial + i));
+    SmallVector<utils::IteratorType> it(2 + spatial,
+                                        utils::IteratorType::parallel);
+    it.append(spatial, utils::IteratorType::reduction);
+    auto accType = RankedTensorType::get(outType.getShape(), acc);
+    Value empty = tensor::EmptyOp::create(rewriter, loc, outType.getShape(), acc);
+    Value init = linalg::FillOp::create(
+                     rewriter, loc, scalarConst(rewriter, loc, acc, padValue),
+                     empty)
+                     .getResult(0);
+    Value r =
+        linalg::GenericOp::create(
+            rewriter, loc, accType, ValueRange{x, window}, init,
+            ArrayRef<AffineMap>{AffineMap::get(rank, 0, xExprs, ctx),
+                                AffineMap::get(rank, 0, kExprs, ctx),
+                                AffineMap::get(rank, 0, outExprs, ctx)},
+            it,
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value v = castScalar(nb, l, a[0], acc);
+              Value r = isMax ? (isFloat ? Value(arith::MaximumFOp::create(
+                                               nb, l, v, a[2]))
+                                         : Value(arith::MaxSIOp::create(
+                                               nb, l, v, a[2])))
+                              : Value(arith::AddFOp::create(nb, l, v, a[2]));
+              linalg::YieldOp::create(nb, l, r);
+            })
+            .getResult(0);
+    bool includePad = false;
+    if constexpr (!isMax)
+      includePad = op.getCountIncludePad();
+    r = parallelGeneric(
+        rewriter, loc, outType, r, {rewriter.getMultiDimIdentityMap(2 + spatial)},
+        [&](OpBuilder &nb, Location l, ValueRange a) {
+          if (isMax)
+            return castScalar(nb, l, a[0], elt);
+          // Divisor: the window size, or only the elements inside the input
+          // (ONNX pads, not ceil-mode overhang, count with count_include_pad).
+          Value count = scalarConst(nb, l, acc, 1);
+          for (int64_t i = 0; i < spatial; ++i) {
+            Value o = arith::IndexCastOp::create(
+                nb, l, nb.getI64Type(), linalg::IndexOp::create(nb, l, 2 + i));
+            int64_t lo = includePad ? 0 : low[i];
+            int64_t hi = includePad ? xt.getDimSize(2 + i) + low[i] +
+                                          pads[spatial + i]
+                                    : xt.getDimSize(2 + i) + low[i];
+            if (includePad)
+              lo = 0;
+            Value n = scalarConst(nb, l, nb.getI64Type(), 0);
+            for (int64_t k = 0; k < kernel[i]; ++k) {
+              Value pos = arith::AddIOp::create(
+                  nb, l,
+                  arith::MulIOp::create(nb, l, o,
+                                        scalarConst(nb, l, nb.getI64Type(),
+                                                    strides[i])),
+                  scalarConst(nb, l, nb.getI64Type(), k * dil[i]));
+              Value inLo = arith::CmpIOp::create(
+                  nb, l, arith::CmpIPredicate::sge, pos,
+                  scalarConst(nb, l, nb.getI64Type(), lo));
+              Value inHi = arith::CmpIOp::create(
+                  nb, l, arith::CmpIPredicate::slt, pos,
+                  scalarConst(nb, l, nb.getI64Type(), hi));
+              Value in = arith::AndIOp::create(nb, l, inLo, inHi);
+              n = arith::AddIOp::create(
+                  nb, l, n, arith::ExtUIOp::create(nb, l, nb.getI64Type(), in));
+            }
+            count = arith::MulFOp::create(
+                nb, l, count, arith::SIToFPOp::create(nb, l, acc, n));
+          }
+          return castScalar(nb, l, arith::DivFOp::create(nb, l, a[0], count),
+                            elt);
+        });
+    SmallVector<Value> results = {r};
+    if constexpr (isMax)
+      results.push_back(tensor::EmptyOp::create(
+          rewriter, loc, typeOf(op.getIndices()).getShape(),
+          rewriter.getI64Type()));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct GlobalAveragePoolLowering
+    : public OpRewritePattern<GlobalAveragePoolOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GlobalAveragePoolOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    auto xt = typeOf(op.getInput());
+    Type elt = xt.getElementType(), acc = accumulatorType(elt);
+    SmallVector<int64_t> axes;
+    double n = 1;
+    for (int64_t i = 2; i < xt.getRank(); ++i) {
+      axes.push_back(i);
+      n *= xt.getDimSize(i);
+    }
+    Value sum = reduce(rewriter, loc, op.getInput(), axes, acc, 0.0,
+                       [](OpBuilder &b, Location l, Value v, Value c) -> Value {
+                         return arith::AddFOp::create(b, l, v, c);
+                       });
+    auto t = typeOf(sum);
+    Value mean = elementwise(rewriter, loc,
+                             RankedTensorType::get(t.getShape(), elt), sum,
+                             [&](OpBuilder &b, Location l, ValueRange a) {
+                               Value v = arith::DivFOp::create(
+                                   b, l, a[0], scalarConst(b, l, acc, n));
+                               return castScalar(b, l, v, elt);
+                             });
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, mean, op.getType()));
+    return success();
+  }
+};
+
+/// ONNX Pad (constant, edge, reflect, wrap) with constant pads.
+struct PadLowering : public OpRewritePattern<PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PadOp op,
+                                PatternRewriter &rewriter) const override {
+    auto pads = getConstantInts(op.getPads());
+    auto outType = op.getType();
+    auto xt = typeOf(op.getInput());
+    if (!allStatic(op) || !pads || op.getAxes())
+      return rewriter.notifyMatchFailure(op, "dynamic pads or axes");
+    Location loc = op.getLoc();
+    int64_t rank = xt.getRank();
+    StringRef mode = op.getMode();
+    Value x = op.getInput();
+    Value value = op.getConstantValue();
+    Value r = parallelGeneric(
+        rewriter, loc, outType, ValueRange{}, ArrayRef<AffineMap>{},
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          SmallVector<Value> idx;
+          Value inside = scalarConst(b, l, b.getI1Type(), 1);
+          for (int64_t i = 0; i < rank; ++i) {
+            Value o = linalg::IndexOp::create(b, l, i);
+            Value p = arith::SubIOp::create(
+                b, l, o, arith::ConstantIndexOp::create(b, l, (*pads)[i]));
+            int64_t dim = xt.getDimSize(i);
+            Value zero = arith::ConstantIndexOp::create(b, l, 0);
+            Value last = arith::ConstantIndexOp::create(b, l, dim - 1);
+            Value below = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                                p, zero);
+            Value above = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt,
+                                                p, last);
+            if (mode == "edge") {
+              p = arith::SelectOp::create(b, l, below, zero, p);
+              p = arith::SelectOp::create(b, l, above, last, p);
+            } else if (mode == "reflect") {
+              Value neg = arith::SubIOp::create(b, l, zero, p);
+              Value back = arith::SubIOp::create(
+                  b, l, arith::ConstantIndexOp::create(b, l, 2 * (dim - 1)), p);
+              p = arith::SelectOp::create(b, l, below, neg, p);
+              p = arith::SelectOp::create(b, l, above, back, p);
+            } else if (mode == "wrap") {
+              Value d = arith::ConstantIndexOp::create(b, l, dim);
+              Value m = arith::RemSIOp::create(b, l, p, d);
+              Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                                m, zero);
+              p = arith::SelectOp::create(b, l, neg,
+                                          arith::AddIOp::create(b, l, m, d), m);
+            } else {
+              Value in = arith::AndIOp::create(
+                  b, l, arith::XOrIOp::create(
+                            b, l, below, scalarConst(b, l, b.getI1Type(), 1)),
+                  arith::XOrIOp::create(b, l, above,
+                                        scalarConst(b, l, b.getI1Type(), 1)));
+              inside = arith::AndIOp::create(b, l, inside, in);
+              p = arith::SelectOp::create(b, l, in, p, zero);
+            }
+            idx.push_back(p);
+          }
+          Value v = tensor::ExtractOp::create(b, l, x, idx);
+          if (mode != "constant")
+            return v;
+          Value fill = value ? Value(tensor::ExtractOp::create(
+                                   b, l, value,
+                                   SmallVector<Value>(
+                                       typeOf(value).getRank(),
+                                       arith::ConstantIndexOp::create(b, l, 0))))
+                             : scalarConst(b, l, xt.getElementType(), 0);
+          return arith::SelectOp::create(b, l, inside, v, fill);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// mp.if becomes scf.if on the extracted condition.
+struct IfLowering : public OpRewritePattern<IfOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(IfOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto ct = typeOf(op.getCondition());
+    SmallVector<Value> zeros(ct.getRank(),
+                             arith::ConstantIndexOp::create(rewriter, loc, 0));
+    Value cond = tensor::ExtractOp::create(rewriter, loc, op.getCondition(),
+                                           zeros);
+    auto ifOp = scf::IfOp::create(rewriter, loc, op.getResultTypes(), cond,
+                                  /*addThenBlock=*/false,
+                                  /*addElseBlock=*/false);
+    rewriter.inlineRegionBefore(op.getThenBranch(), ifOp.getThenRegion(),
+                                ifOp.getThenRegion().end());
+    rewriter.inlineRegionBefore(op.getElseBranch(), ifOp.getElseRegion(),
+                                ifOp.getElseRegion().end());
+    for (Region *r : {&ifOp.getThenRegion(), &ifOp.getElseRegion()}) {
+      Operation *yield = r->front().getTerminator();
+      rewriter.setInsertionPoint(yield);
+      rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, yield->getOperands());
+    }
+    rewriter.replaceOp(op, ifOp.getResults());
+    return success();
+  }
+};
+
+} // namespace
+
+void populateNNToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<ConvLowering, ConvTransposeLowering, PoolLowering<MaxPoolOp>,
+               PoolLowering<AveragePoolOp>, GlobalAveragePoolLowering,
+               PadLowering, IfLowering>(patterns.getContext());
+}
+
+} // namespace mp
