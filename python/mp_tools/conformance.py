@@ -106,9 +106,9 @@ KNOWN_FAILURES = {
 }
 _CAUSAL_NOTE = ("is_causal with kv length != q length: the onnx 1.22 reference and test data align the "
                 "causal mask top-left (offset = past length, onnx/reference/ops/op_attention.py "
-                "_apply_causal); mp's output matches bottom-right alignment (offset = kv - q)")
+                "_apply_causal); mp's output matches bottom-right alignment (offset = kv - q); checked on test_attention_4d_causal")
 _QK_NOTE = ("qk_matmul_output (qk_matmul_output_mode 0) should be the scaled Q·Kᵀ before the mask; "
-            "mp's equals Q·Kᵀ + attn_mask")
+            "mp's equals Q·Kᵀ + attn_mask (checked on test_attention_4d_with_past_and_present_qk_matmul)")
 
 
 def known_failure(name: str) -> str:

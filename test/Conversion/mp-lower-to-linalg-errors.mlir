@@ -10,8 +10,8 @@ func.func @dynamic(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {
 // -----
 
 // Ops without a CPU lowering yet are named.
-func.func @conv(%x: tensor<1x2x8xf32>, %w: tensor<4x2x3xf32>) -> tensor<1x4x6xf32> {
-  %0 = mp.conv %x, %w {dilations = array<i64: 1>, group = 1 : i64, kernel_shape = array<i64: 3>, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x2x8xf32>, tensor<4x2x3xf32>) -> tensor<1x4x6xf32> loc("conv0")
-  return %0 : tensor<1x4x6xf32>
+func.func @einsum(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  %0 = mp.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32> loc("einsum0")
+  return %0 : tensor<2x4xf32>
 }
-// CHECK: error: {{.*}}cannot lower 'mp.conv' (node 'conv0'): this op has no CPU lowering yet
+// CHECK: error: {{.*}}cannot lower 'mp.einsum' (node 'einsum0'): this op has no CPU lowering yet
