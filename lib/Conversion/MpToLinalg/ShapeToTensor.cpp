@@ -230,12 +230,93 @@ struct TileLowering : public OpRewritePattern<TileOp> {
   }
 };
 
+/// Trilu: keep [.., i, j] when j - i >= k (upper) or j - i <= k (lower).
+struct TriluLowering : public OpRewritePattern<TriluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TriluOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getType();
+    if (!type.hasStaticShape() || type.getRank() < 2)
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Value kTensor = op.getK();
+    bool upper = op.getUpper();
+    int64_t rank = type.getRank();
+    rewriter.replaceOp(
+        op, parallelGeneric(
+                rewriter, op.getLoc(), type, op.getInput(),
+                {rewriter.getMultiDimIdentityMap(rank)},
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value i = linalg::IndexOp::create(b, l, rank - 2);
+                  Value j = linalg::IndexOp::create(b, l, rank - 1);
+                  Value diff = arith::SubIOp::create(
+                      b, l, arith::IndexCastOp::create(b, l, b.getI64Type(), j),
+                      arith::IndexCastOp::create(b, l, b.getI64Type(), i));
+                  // k is a scalar tensor read at run time (0 if absent).
+                  Value kv =
+                      kTensor
+                          ? Value(tensor::ExtractOp::create(
+                                b, l, kTensor,
+                                SmallVector<Value>(
+                                    cast<RankedTensorType>(kTensor.getType())
+                                        .getRank(),
+                                    arith::ConstantIndexOp::create(b, l, 0))))
+                          : scalarConst(b, l, b.getI64Type(), 0);
+                  Value keep = arith::CmpIOp::create(
+                      b, l,
+                      upper ? arith::CmpIPredicate::sge
+                            : arith::CmpIPredicate::sle,
+                      diff, kv);
+                  return arith::SelectOp::create(
+                      b, l, keep, a[0],
+                      scalarConst(b, l, a[0].getType(), 0));
+                }));
+    return success();
+  }
+};
+
+/// Range with a static length: start + i * delta.
+struct RangeLowering : public OpRewritePattern<RangeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RangeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getType();
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    Type elt = type.getElementType();
+    auto scalar = [&](OpBuilder &b, Location l, Value t) -> Value {
+      SmallVector<Value> zeros(cast<RankedTensorType>(t.getType()).getRank(),
+                               arith::ConstantIndexOp::create(b, l, 0));
+      return tensor::ExtractOp::create(b, l, t, zeros);
+    };
+    rewriter.replaceOp(
+        op, parallelGeneric(
+                rewriter, loc, type, ValueRange{}, ArrayRef<AffineMap>{},
+                [&](OpBuilder &b, Location l, ValueRange) -> Value {
+                  Value i = castScalar(
+                      b, l,
+                      arith::IndexCastOp::create(b, l, b.getI64Type(),
+                                                 linalg::IndexOp::create(b, l, 0)),
+                      elt);
+                  Value start = scalar(b, l, op.getStart());
+                  Value delta = scalar(b, l, op.getDelta());
+                  if (isa<FloatType>(elt))
+                    return arith::AddFOp::create(
+                        b, l, start, arith::MulFOp::create(b, l, i, delta));
+                  return arith::AddIOp::create(
+                      b, l, start, arith::MulIOp::create(b, l, i, delta));
+                }));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateShapeToTensorPatterns(RewritePatternSet &patterns) {
   patterns.add<ConstantLowering, ReshapeLikeLowering, TransposeLowering,
                ConcatLowering, ExpandLowering, SliceLowering, SplitLowering,
-               GatherLowering, TileLowering>(patterns.getContext());
+               GatherLowering, TileLowering, TriluLowering, RangeLowering>(
+      patterns.getContext());
 }
 
 } // namespace mp
