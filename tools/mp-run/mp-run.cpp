@@ -110,6 +110,8 @@ int main(int argc, char **argv) {
     t.name = name.str();
     inputs.push_back(std::move(t));
   }
+  if (!compareDir.empty() && !llvm::sys::fs::is_directory(compareDir))
+    return fail("--compare: '" + compareDir + "' is not a folder");
   if (inputs.empty() && !compareDir.empty())
     for (const std::string &file : numbered(compareDir, "input")) {
       mp::HostTensor t;

@@ -89,12 +89,15 @@ struct MaskSpec {
   Value keyPadding;  // integer [B, T]: 0 masks with `fill`
   double fill = -INFINITY;
   bool causal = false;
+  /// With `causal`, query s sees keys t <= s + causalOffset: the past length
+  /// (ONNX Attention's reference, onnxruntime's unidirectional attention).
+  int64_t causalOffset = 0;
   double softcap = 0;
 };
 
 /// Scaled dot-product attention on 4-D q [B,Hq,S,D], k [B,Hkv,T,D],
 /// v [B,Hkv,T,Dv] -> [B,Hq,S,Dv] of q's element type, with f32 scores.
-/// Also returns the scores after masking (for qk_matmul_output).
+/// Also returns the scaled scores before any mask (qk_matmul_output mode 0).
 std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                                Value v, double scale, const MaskSpec &m) {
   MLIRContext *ctx = b.getContext();
@@ -174,16 +177,23 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                                       scalarConst(nb, l, f32, m.fill), v);
         }
         if (m.causal) {
-          // Bottom-right aligned: query s sees keys t <= s + (T - S).
+          // Query s (after `causalOffset` cached positions) sees keys up to
+          // its own position.
           Value s = linalg::IndexOp::create(nb, l, 2);
           Value t = linalg::IndexOp::create(nb, l, 3);
           Value limit = arith::AddIOp::create(
-              nb, l, s, arith::ConstantIndexOp::create(nb, l, T - S));
+              nb, l, s, arith::ConstantIndexOp::create(nb, l, m.causalOffset));
           Value future = arith::CmpIOp::create(
               nb, l, arith::CmpIPredicate::sgt, t, limit);
           v = arith::SelectOp::create(nb, l, future, negInf, v);
         }
         return v;
+      });
+
+  Value scaled = parallelGeneric(
+      b, loc, scoresType, scores, {b.getMultiDimIdentityMap(4)},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::MulFOp::create(nb, l, a[0], scalarConst(nb, l, f32, scale));
       });
 
   // Softmax over t in f32.
@@ -218,7 +228,7 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                            out, [&](OpBuilder &nb, Location l, ValueRange a) {
                              return castScalar(nb, l, a[0], elt);
                            });
-  return {cast, masked};
+  return {cast, scaled};
 }
 
 /// ONNX Attention-23/24.
@@ -248,6 +258,8 @@ struct AttentionLowering : public OpRewritePattern<AttentionOp> {
       (getElementTypeOrSelf(mask.getType()).isInteger(1) ? m.keep
                                                          : m.additive) = mask;
     m.causal = op.getIsCausal();
+    m.causalOffset =
+        op.getPastKey() ? typeOf(op.getPastKey()).getDimSize(2) : 0;
     m.softcap = op.getSoftcap().convertToDouble();
     auto [out, scores] = attend(rewriter, loc, q, pk, pv, scale, m);
     if (threeD)
@@ -292,6 +304,8 @@ struct MultiHeadAttentionLowering
       m.fill = op.getMaskFilterValue().convertToDouble();
     }
     m.causal = op.getUnidirectional();
+    m.causalOffset =
+        op.getPastKey() ? typeOf(op.getPastKey()).getDimSize(2) : 0;
     Value out = attend(rewriter, loc, q, pk, pv, scale, m).first;
     rewriter.replaceOp(op, {mergeHeads(rewriter, loc, out), pk, pv});
     return success();
@@ -390,6 +404,7 @@ struct MsAttentionLowering : public OpRewritePattern<MsAttentionOp> {
       m.fill = op.getMaskFilterValue().convertToDouble();
     }
     m.causal = op.getUnidirectional();
+    m.causalOffset = op.getPast() ? typeOf(op.getPast()).getDimSize(3) : 0;
     Value out = attend(rewriter, loc, q, k, v, scale, m).first;
     auto presentType = cast<RankedTensorType>(op.getPresent().getType());
     auto oneType = RankedTensorType::get(

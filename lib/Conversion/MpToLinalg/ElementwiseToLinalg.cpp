@@ -275,9 +275,15 @@ struct ElementwiseLowering : public RewritePattern {
                              return castScalar(b, loc, a[0], outElt);
                            });
     } else {
-      // Operands share a compute type, except the condition of Where.
+      // Operands share a compute type, except the condition of Where; Pow
+      // with a float operand computes in float whatever the other is.
       Value data = isa<WhereOp>(op) ? op->getOperand(1) : op->getOperand(0);
       Type t = computeTypeOf(getElementTypeOrSelf(data.getType()));
+      if (isa<PowOp>(op) && !isa<FloatType>(t)) {
+        Type other = getElementTypeOrSelf(op->getOperand(1).getType());
+        t = isa<FloatType>(other) ? computeTypeOf(other)
+                                  : Type(rewriter.getF64Type());
+      }
       result = elementwise(
           rewriter, op->getLoc(), resultType, op->getOperands(),
           [&](OpBuilder &b, Location loc, ValueRange args) {
