@@ -1,6 +1,7 @@
 //===- HostTensor.cpp - tensors in host memory, .npy files, comparison ----===//
 
 #include "mp/Execution/HostTensor.h"
+#include "mp/Support/Float16.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -25,17 +26,6 @@ int64_t HostTensor::elementBytes(Type type) {
   return type.isInteger(1) ? 1 : (type.getIntOrFloatBitWidth() + 7) / 8;
 }
 
-static float halfBitsToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  if (exp == 0)
-    return (sign ? -1.0f : 1.0f) * std::ldexp((float)man, -24);
-  uint32_t bits = exp == 31 ? sign | 0x7f800000u | (man << 13)
-                            : sign | ((exp + 112) << 23) | (man << 13);
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 double HostTensor::at(int64_t i) const {
   const char *p = data.data() + i * elementBytes(elementType);
   auto load = [&](auto v) {
@@ -47,7 +37,7 @@ double HostTensor::at(int64_t i) const {
   if (elementType.isF64())
     return load(double());
   if (elementType.isF16())
-    return halfBitsToFloat(load(uint16_t()));
+    return halfToFloat(load(uint16_t()));
   if (elementType.isBF16()) {
     uint32_t bits = uint32_t(load(uint16_t())) << 16;
     float f;

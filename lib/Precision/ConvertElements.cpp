@@ -1,6 +1,7 @@
 //===- ConvertElements.cpp - f32 <-> f16 constant conversion --------------===//
 
 #include "FloatData.h"
+#include "mp/Support/Float16.h"
 #include "mp/Precision/Analysis.h"
 #include "mp/Precision/Materialize.h"
 

@@ -16,11 +16,6 @@
 
 namespace mp {
 
-/// IEEE binary32 to binary16, rounding to nearest even; overflow gives inf.
-uint16_t floatToHalf(float f);
-/// IEEE binary16 to binary32 (exact).
-float halfToFloat(uint16_t h);
-
 /// The raw little-endian element bytes of `attr` and whether they hold a
 /// single splat element; empty when the data is not there (elided blob).
 std::pair<llvm::ArrayRef<char>, bool> rawElementData(mlir::ElementsAttr attr);

@@ -24,17 +24,6 @@ using namespace mp::lowering;
 namespace mp {
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-bool allStatic(Operation *op) {
-  auto isStatic = [](Type t) {
-    auto r = dyn_cast<RankedTensorType>(t);
-    return !r || r.hasStaticShape();
-  };
-  return llvm::all_of(op->getOperandTypes(), isStatic) &&
-         llvm::all_of(op->getResultTypes(), isStatic);
-}
-
 /// [B, S, H*D] -> [B, H, S, D].
 Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
   auto t = typeOf(x);

@@ -11,6 +11,15 @@ using namespace mlir;
 
 namespace mp::lowering {
 
+bool allStatic(Operation *op) {
+  auto isStatic = [](Type t) {
+    auto r = dyn_cast<RankedTensorType>(t);
+    return !r || r.hasStaticShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic);
+}
+
 Value scalarConst(OpBuilder &b, Location loc, Type type, double value) {
   if (auto ft = dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(ft, value));

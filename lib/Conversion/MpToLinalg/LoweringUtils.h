@@ -15,6 +15,15 @@ namespace mp::lowering {
 using ScalarFn = llvm::function_ref<mlir::Value(
     mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 
+/// The ranked tensor type of `v`.
+inline mlir::RankedTensorType typeOf(mlir::Value v) {
+  return llvm::cast<mlir::RankedTensorType>(v.getType());
+}
+
+/// True when every tensor operand and result of `op` has a static shape
+/// (what the lowering handles today).
+bool allStatic(mlir::Operation *op);
+
 /// A constant of scalar type `type` (float or integer).
 mlir::Value scalarConst(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Type type, double value);

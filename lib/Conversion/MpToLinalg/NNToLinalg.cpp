@@ -17,17 +17,6 @@ using namespace mp::lowering;
 namespace mp {
 namespace {
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-bool allStatic(Operation *op) {
-  auto isStatic = [](Type t) {
-    auto r = dyn_cast<RankedTensorType>(t);
-    return !r || r.hasStaticShape();
-  };
-  return llvm::all_of(op->getOperandTypes(), isStatic) &&
-         llvm::all_of(op->getResultTypes(), isStatic);
-}
-
 /// Pads the spatial dims (2..) of `x` with `value`: `low`/`high` per
 /// spatial dim; negative amounts crop.
 Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,

@@ -23,16 +23,6 @@ using namespace mp::lowering;
 namespace mp {
 namespace {
 
-bool allStatic(Operation *op) {
-  return llvm::all_of(op->getOperandTypes(),
-                      [](Type t) {
-                        return cast<RankedTensorType>(t).hasStaticShape();
-                      }) &&
-         llvm::all_of(op->getResultTypes(), [](Type t) {
-           return cast<RankedTensorType>(t).hasStaticShape();
-         });
-}
-
 Value addF(OpBuilder &b, Location l, Value x, Value y) {
   return arith::AddFOp::create(b, l, x, y);
 }
