@@ -1,7 +1,6 @@
 //===- CpuRunner.cpp - JIT-compile and run an mp module on the CPU --------===//
 
 #include "mp/Execution/CpuRunner.h"
-#include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -72,24 +71,6 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
                             << "'",
              nullptr;
 
-  // Small integer inputs (axes, shapes, repeats, k) are compiled in as
-  // constants, so that shapes computed from them fold; run() checks that
-  // later inputs carry the same values.
-  OpBuilder b(ctx);
-  b.setInsertionPointToStart(&func.getBody().front());
-  for (auto [i, name] : llvm::enumerate(runner->inputNames)) {
-    const HostTensor &t = *llvm::find_if(
-        inputs, [&](const HostTensor &h) { return h.name == name; });
-    auto elt = dyn_cast<IntegerType>(t.elementType);
-    if (!elt || elt.getWidth() == 1 || t.numElements() > kMaxBakedElements)
-      continue;
-    auto type = RankedTensorType::get(t.shape, t.elementType);
-    auto value = DenseElementsAttr::getFromRawBuffer(type, t.data);
-    Value c = ConstantOp::create(b, loc, cast<ElementsAttr>(value));
-    func.getArgument(i).replaceAllUsesWith(c);
-    runner->baked.push_back(t);
-  }
-
   PassManager pm(ctx, ModuleOp::getOperationName());
   SpecializeShapesOptions specialize;
   specialize.shapes.assign(pins.begin(), pins.end());
@@ -159,16 +140,6 @@ static std::vector<int64_t> descriptor(void *data, ArrayRef<int64_t> shape) {
 
 bool CpuRunner::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
                     std::string &error) {
-  for (const HostTensor &b : baked) {
-    auto it = llvm::find_if(inputs, [&](const HostTensor &t) {
-      return t.name == b.name;
-    });
-    if (it == inputs.end() || it->data != b.data) {
-      error = "input '" + b.name + "' was compiled in as a constant; its "
-              "value changed, compile again";
-      return false;
-    }
-  }
   std::vector<std::vector<int64_t>> descriptors;
   std::vector<HostTensor> inputCopies;
   for (const std::string &name : inputNames) {

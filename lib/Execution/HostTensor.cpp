@@ -97,7 +97,9 @@ static Type npyType(StringRef descr, MLIRContext *ctx) {
   if (descr.size() == 3 && (descr[1] == 'i' || descr[1] == 'u')) {
     unsigned bytes = descr[2] - '0';
     if (bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8)
-      return b.getIntegerType(bytes * 8, /*isSigned=*/descr[1] == 'i');
+      // Signed integers are signless in mp (as the ONNX importer makes them).
+      return descr[1] == 'i' ? b.getIntegerType(bytes * 8)
+                             : b.getIntegerType(bytes * 8, /*isSigned=*/false);
   }
   return {};
 }

@@ -180,7 +180,8 @@ OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
   SmallVector<Type> argTypes;
   SmallVector<const onnx::ValueInfoProto *> args;
   for (const onnx::ValueInfoProto &in : g.input()) {
-    if (initializers.contains(in.name()))
+    if (initializers.contains(in.name()) ||
+        options.constantInputs.count(in.name()))
       continue;
     FailureOr<RankedTensorType> type = convertValueType(
         in.type(), graph.fileLoc(in.name()), "graph input '" + in.name() + "'");
@@ -202,6 +203,32 @@ OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
       func.setArgAttr(i, "mp.dims", dims);
   }
   b.setInsertionPointToStart(entry);
+  for (const auto &entry : options.constantInputs)
+    if (llvm::none_of(g.input(), [&](const onnx::ValueInfoProto &in) {
+          return in.name() == entry.getKey();
+        }))
+      return emitError(loc) << "the model has no input named '"
+                            << entry.getKey() << "'",
+             nullptr;
+  for (const onnx::ValueInfoProto &in : g.input()) {
+    auto it = options.constantInputs.find(in.name());
+    if (it == options.constantInputs.end() || initializers.contains(in.name()))
+      continue;
+    FailureOr<RankedTensorType> type = convertValueType(
+        in.type(), graph.fileLoc(in.name()), "graph input '" + in.name() + "'");
+    if (failed(type))
+      return nullptr;
+    DenseElementsAttr value = it->second;
+    if (value.getElementType() != type->getElementType() ||
+        failed(verifyCompatibleShape(value.getType(), *type)))
+      return emitError(graph.fileLoc(in.name()))
+                 << "graph input '" << in.name() << "' is " << *type
+                 << "; the value given for it is " << value.getType(),
+             nullptr;
+    graph.bind(in.name(),
+               ConstantOp::create(b, graph.fileLoc(in.name()),
+                                  cast<ElementsAttr>(value)));
+  }
   if (failed(graph.importBody(g, b)))
     return nullptr;
 

@@ -120,15 +120,36 @@ int main(int argc, char **argv) {
       inputs.push_back(std::move(t));
     }
 
-  OwningOpRef<ModuleOp> module = mp::importOnnxFile(modelPath, &ctx);
+  // Test tensors without names take the graph inputs' names in order: a
+  // first import, without constant inputs, gives them.
+  if (llvm::any_of(inputs, [](const mp::HostTensor &t) { return t.name.empty(); })) {
+    OwningOpRef<ModuleOp> probe = mp::importOnnxFile(modelPath, &ctx);
+    if (!probe)
+      return 1;
+    auto func = *probe->getOps<func::FuncOp>().begin();
+    for (auto [i, t] : llvm::enumerate(inputs))
+      if (t.name.empty() && i < func.getNumArguments())
+        if (auto n = func.getArgAttrOfType<StringAttr>(i, "mp.name"))
+          t.name = n.str();
+  }
+  // Small integer inputs (axes, shapes, repeats, k) are compiled in as
+  // constants: the shapes they decide become static.
+  mp::ImportOptions importOptions;
+  std::vector<mp::HostTensor> runtimeInputs;
+  for (const mp::HostTensor &t : inputs) {
+    auto elt = dyn_cast<IntegerType>(t.elementType);
+    if (elt && elt.getWidth() > 1 && t.numElements() <= 64) {
+      auto type = RankedTensorType::get(t.shape, t.elementType);
+      importOptions.constantInputs[t.name] =
+          DenseElementsAttr::getFromRawBuffer(type, t.data);
+      continue;
+    }
+    runtimeInputs.push_back(t);
+  }
+  OwningOpRef<ModuleOp> module =
+      mp::importOnnxFile(modelPath, &ctx, importOptions);
   if (!module)
     return 1;
-  // Test tensors without names take the graph inputs' names in order.
-  auto func = *module->getOps<func::FuncOp>().begin();
-  for (auto [i, t] : llvm::enumerate(inputs))
-    if (t.name.empty() && i < func.getNumArguments())
-      if (auto n = func.getArgAttrOfType<StringAttr>(i, "mp.name"))
-        t.name = n.str();
   if (mixed) {
     PassManager pm(&ctx, ModuleOp::getOperationName());
     mp::buildMixedPrecisionPipeline(pm, policyFile, "", false, 1);
@@ -136,11 +157,11 @@ int main(int argc, char **argv) {
       return 1;
   }
   std::unique_ptr<mp::CpuRunner> runner =
-      mp::CpuRunner::compile(std::move(module), inputs);
+      mp::CpuRunner::compile(std::move(module), runtimeInputs);
   if (!runner)
     return 1;
   std::vector<mp::HostTensor> outputs;
-  if (!runner->run(inputs, outputs, error))
+  if (!runner->run(runtimeInputs, outputs, error))
     return fail(error);
 
   if (!outputDir.empty()) {

@@ -45,9 +45,6 @@ private:
   std::vector<std::string> inputNames;
   /// Name, element type and shape of each output (no data).
   std::vector<HostTensor> outputs;
-  /// Small integer inputs compiled in as constants.
-  std::vector<HostTensor> baked;
-  static constexpr int64_t kMaxBakedElements = 64;
 };
 
 } // namespace mp

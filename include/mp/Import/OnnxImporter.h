@@ -9,7 +9,9 @@
 #ifndef MP_IMPORT_ONNXIMPORTER_H
 #define MP_IMPORT_ONNXIMPORTER_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -23,6 +25,11 @@ struct ImportOptions {
   /// Initializers with at least this many bytes become `dense_resource`
   /// blobs that own the model's bytes; smaller ones are `dense` attributes.
   int64_t resourceThresholdBytes = 1024;
+  /// Graph inputs imported as constants with these values (by ONNX input
+  /// name) instead of function arguments: a runner that knows the values
+  /// of small integer inputs (axes, shapes) compiles them in so that the
+  /// shapes they determine are static.
+  llvm::StringMap<mlir::DenseElementsAttr> constantInputs;
 };
 
 /// True when `path` names an ONNX model the importer reads (`.onnx`,

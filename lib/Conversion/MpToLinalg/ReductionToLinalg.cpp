@@ -124,6 +124,7 @@ struct ReduceLowering : public RewritePattern {
     auto outType = cast<RankedTensorType>(op->getResult(0).getType());
     Type elt = outType.getElementType();
     bool isFloat = isa<FloatType>(elt);
+    bool isUnsignedLike = elt.isInteger(1) || elt.isUnsignedInteger();
     Type acc = isFloat ? accumulatorType(elt) : elt;
     auto axesAttr = op->getAttrOfType<DenseI64ArrayAttr>("axes");
     auto noop = op->getAttrOfType<BoolAttr>("noop_with_empty_axes");
@@ -159,21 +160,32 @@ struct ReduceLowering : public RewritePattern {
                                       Value c) { return add(b, l, mul(b, l, a, a), c); });
                   })
                   .Case([&](ReduceMaxOp) {
+                    // Bools (any) and unsigned ints compare unsigned.
                     return reduce(
                         rewriter, loc, x, axes, acc,
-                        isFloat ? -INFINITY : (double)INT64_MIN,
+                        isFloat ? -INFINITY
+                                : (isUnsignedLike ? 0.0 : (double)INT64_MIN),
                         [&](OpBuilder &b, Location l, Value a, Value c) -> Value {
-                          return isFloat ? maxF(b, l, a, c)
-                                         : Value(arith::MaxSIOp::create(b, l, a, c));
+                          if (isFloat)
+                            return maxF(b, l, a, c);
+                          return isUnsignedLike
+                                     ? Value(arith::MaxUIOp::create(b, l, a, c))
+                                     : Value(arith::MaxSIOp::create(b, l, a, c));
                         });
                   })
                   .Case([&](ReduceMinOp) {
+                    // Bools (all) and unsigned ints compare unsigned; -1 is
+                    // all ones.
                     return reduce(
                         rewriter, loc, x, axes, acc,
-                        isFloat ? INFINITY : (double)INT64_MAX,
+                        isFloat ? INFINITY
+                                : (isUnsignedLike ? -1.0 : (double)INT64_MAX),
                         [&](OpBuilder &b, Location l, Value a, Value c) -> Value {
-                          return isFloat ? Value(arith::MinimumFOp::create(b, l, a, c))
-                                         : Value(arith::MinSIOp::create(b, l, a, c));
+                          if (isFloat)
+                            return Value(arith::MinimumFOp::create(b, l, a, c));
+                          return isUnsignedLike
+                                     ? Value(arith::MinUIOp::create(b, l, a, c))
+                                     : Value(arith::MinSIOp::create(b, l, a, c));
                         });
                   });
     double n = countOver(inType.getShape(), axes);
