@@ -187,26 +187,11 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
 
   // Softmax over t in f32.
   SmallVector<int64_t> axis = {3};
-  auto maxF = [](OpBuilder &nb, Location l, Value x, Value c) -> Value {
-    return arith::MaximumFOp::create(nb, l, x, c);
-  };
-  auto addF = [](OpBuilder &nb, Location l, Value x, Value c) -> Value {
-    return arith::AddFOp::create(nb, l, x, c);
-  };
-  Value mx = reduce(b, loc, masked, axis, f32, -INFINITY, maxF);
-  AffineMap rowMap = droppedAxesMap(ctx, 4, axis);
-  Value e = parallelGeneric(b, loc, scoresType, {masked, mx},
-                            {b.getMultiDimIdentityMap(4), rowMap},
-                            [](OpBuilder &nb, Location l, ValueRange a) {
-                              Value x = arith::SubFOp::create(nb, l, a[0], a[1]);
-                              return math::ExpOp::create(nb, l, x);
-                            });
-  Value sum = reduce(b, loc, e, axis, f32, 0.0, addF);
-  Value p = parallelGeneric(b, loc, scoresType, {e, sum},
-                            {b.getMultiDimIdentityMap(4), rowMap},
-                            [](OpBuilder &nb, Location l, ValueRange a) {
-                              return arith::DivFOp::create(nb, l, a[0], a[1]);
-                            });
+  SoftmaxParts parts = softmaxParts(b, loc, masked, axis, f32);
+  Value p = withStat(b, loc, scoresType, parts.exp, parts.sum, axis,
+                     [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       return arith::DivFOp::create(nb, l, a[0], a[1]);
+                     });
 
   // out[b, h, s, e] = sum_t p[b, h, s, t] * v[b, h / g, t, e]
   auto outType = RankedTensorType::get({B, Hq, S, Dv}, f32);

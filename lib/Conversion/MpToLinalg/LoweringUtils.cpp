@@ -4,8 +4,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -136,6 +139,41 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
         linalg::YieldOp::create(nb, nloc, combine(nb, nloc, x, args[1]));
       });
   return generic.getResult(0);
+}
+
+Value withStat(OpBuilder &b, Location loc, RankedTensorType resultType,
+               Value full, Value stat, ArrayRef<int64_t> axes, ScalarFn fn) {
+  int64_t rank = resultType.getRank();
+  return parallelGeneric(b, loc, resultType, {full, stat},
+                         {b.getMultiDimIdentityMap(rank),
+                          droppedAxesMap(b.getContext(), rank, axes)},
+                         fn);
+}
+
+SoftmaxParts softmaxParts(OpBuilder &b, Location loc, Value x,
+                          ArrayRef<int64_t> axes, Type acc) {
+  auto type = cast<RankedTensorType>(x.getType());
+  auto accType = RankedTensorType::get(type.getShape(), acc);
+  SoftmaxParts p;
+  Value mx = reduce(b, loc, x, axes, acc, -INFINITY,
+                    [](OpBuilder &nb, Location l, Value v, Value c) -> Value {
+                      return arith::MaximumFOp::create(nb, l, v, c);
+                    });
+  p.shifted = withStat(b, loc, accType, x, mx, axes,
+                       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                         return arith::SubFOp::create(
+                             nb, l, castScalar(nb, l, a[0], acc), a[1]);
+                       });
+  p.exp = parallelGeneric(b, loc, accType, p.shifted,
+                          {b.getMultiDimIdentityMap(type.getRank())},
+                          [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                            return math::ExpOp::create(nb, l, a[0]);
+                          });
+  p.sum = reduce(b, loc, p.exp, axes, acc, 0.0,
+                 [](OpBuilder &nb, Location l, Value v, Value c) -> Value {
+                   return arith::AddFOp::create(nb, l, v, c);
+                 });
+  return p;
 }
 
 Value reshapeTo(OpBuilder &b, Location loc, Value value,

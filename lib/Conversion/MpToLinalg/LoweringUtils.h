@@ -66,6 +66,21 @@ mlir::Value reduce(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
 mlir::AffineMap droppedAxesMap(mlir::MLIRContext *ctx, int64_t rank,
                                llvm::ArrayRef<int64_t> axes);
 
+/// The pieces of a softmax over `axes` computed in `acc`: x - max(x),
+/// exp of that, and the sum of the exps (without `axes`).
+struct SoftmaxParts {
+  mlir::Value shifted, exp, sum;
+};
+SoftmaxParts softmaxParts(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value x, llvm::ArrayRef<int64_t> axes,
+                          mlir::Type acc);
+
+/// f(full, stat) elementwise over `resultType`, where `stat` lacks `axes`.
+mlir::Value withStat(mlir::OpBuilder &b, mlir::Location loc,
+                     mlir::RankedTensorType resultType, mlir::Value full,
+                     mlir::Value stat, llvm::ArrayRef<int64_t> axes,
+                     ScalarFn fn);
+
 /// Reshapes `value` to the static `type` (same number of elements).
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value value, mlir::RankedTensorType type);

@@ -51,17 +51,6 @@ RankedTensorType withoutAxes(RankedTensorType t, ArrayRef<int64_t> axes,
   return RankedTensorType::get(shape, elt);
 }
 
-/// f(x, stat) over the shape of `x`, where `stat` lacks `axes`.
-Value withStat(OpBuilder &b, Location loc, RankedTensorType resultType,
-               Value x, Value stat, ArrayRef<int64_t> axes, ScalarFn fn) {
-  MLIRContext *ctx = b.getContext();
-  int64_t rank = resultType.getRank();
-  return parallelGeneric(b, loc, resultType, {x, stat},
-                         {b.getMultiDimIdentityMap(rank),
-                          droppedAxesMap(ctx, rank, axes)},
-                         fn);
-}
-
 /// Applies `fn` to each element of `v` (same shape, element type `elt`).
 Value map(OpBuilder &b, Location loc, Value v, Type elt, ScalarFn fn) {
   auto t = cast<RankedTensorType>(v.getType());
@@ -79,19 +68,8 @@ struct SoftmaxLowering : public OpRewritePattern<OpTy> {
     auto type = cast<RankedTensorType>(op.getType());
     Type elt = type.getElementType(), acc = accumulatorType(elt);
     ArrayRef<int64_t> axes = op.getAxes();
-    Value x = op.getInput();
-    Value mx = reduce(rewriter, loc, x, axes, acc, -INFINITY, maxF);
-    auto accType = RankedTensorType::get(type.getShape(), acc);
-    Value shifted = withStat(rewriter, loc, accType, x, mx, axes,
-                             [&](OpBuilder &b, Location l, ValueRange a) {
-                               Value v = castScalar(b, l, a[0], acc);
-                               return arith::SubFOp::create(b, l, v, a[1]);
-                             });
-    Value e = map(rewriter, loc, shifted, acc,
-                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                    return math::ExpOp::create(b, l, a[0]);
-                  });
-    Value sum = reduce(rewriter, loc, e, axes, acc, 0.0, addF);
+    SoftmaxParts p = softmaxParts(rewriter, loc, op.getInput(), axes, acc);
+    Value shifted = p.shifted, e = p.exp, sum = p.sum;
     bool isLog = std::is_same_v<OpTy, LogSoftmaxOp>;
     Value r = withStat(
         rewriter, loc, type, isLog ? shifted : e, sum, axes,
