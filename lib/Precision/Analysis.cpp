@@ -202,7 +202,7 @@ void PrecisionAnalysis::checkConstants() {
     std::string text;
     llvm::raw_string_ostream os(text);
     if (s.overflow)
-      os << s.overflow << " value(s) beyond fp16's 65504 (max |v| = "
+      os << s.overflow << " value(s) that overflow fp16 (max |v| = "
          << formatNumber(s.maxAbs) << ")";
     if (s.overflow && s.flushToZero)
       os << "; ";
@@ -231,7 +231,7 @@ void PrecisionAnalysis::checkConstants() {
     // attention mask. fp16 models' -65504 masks count too: two of them add
     // up to -inf.
     SmallVector<Operation *> maskUsers;
-    if (!underflow && s.minValue <= kSentinelThreshold && s.maxValue <= 65504.0)
+    if (!underflow && s.minValue <= kSentinelThreshold && s.maxValue < 65520.0)
       for (OpOperand &use : op->getUses())
         if (reachesMask(use))
           maskUsers.push_back(use.getOwner());

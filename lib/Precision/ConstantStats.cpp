@@ -34,7 +34,9 @@ ConstantStats computeConstantStats(ElementsAttr attr) {
       s.nonzero++;
     if (v != 0 && a <= smallest)
       s.flushToZero++;
-    if (a > 65504.0 && !std::isnan(v))
+    // From 65520 on, rounding to fp16 gives inf; below it rounds to a
+    // finite value (65504 at most), an ordinary rounding.
+    if (a >= 65520.0 && !std::isnan(v))
       s.overflow++;
     s.maxAbs = std::max(s.maxAbs, a);
     s.minValue = std::min(s.minValue, v);

@@ -81,7 +81,7 @@ func.func @plan(%q: tensor<2x4xf32>, %c: tensor<i1>, %k: tensor<2xf32>) -> (tens
 // PLAN-NEXT: "class": "infer",
 // PLAN-NEXT: "compute": "f32",
 // PLAN-NEXT: "op_type": "Mul",
-// PLAN-NEXT: "rule": "constant 'big' out of fp16 range: 4 value(s) beyond fp16's 65504 (max |v| = 100000)",
+// PLAN-NEXT: "rule": "constant 'big' out of fp16 range: 4 value(s) that overflow fp16 (max |v| = 100000)",
 // PLAN: "shape_math": {
 // PLAN-NEXT: "casts_in": 0,
 // PLAN-NEXT: "class": "infer",

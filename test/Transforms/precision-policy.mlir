@@ -75,4 +75,4 @@ func.func @user_f16(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>, %k: tensor<2xf32>)
 }
 // USR-LABEL: func.func @user_f16(
 // USR: mp.mul {{.*}}<compute = f32, cls = infer, rule = "shape/index guard: feeds operand #1 of 'reshape0' (overrides the user's f16)">
-// USR: mp.mul {{.*}}<compute = f32, cls = infer, rule = "constant 'big' out of fp16 range: 4 value(s) beyond fp16's 65504 (max |v| = 100000)">
+// USR: mp.mul {{.*}}<compute = f32, cls = infer, rule = "constant 'big' out of fp16 range: 4 value(s) that overflow fp16 (max |v| = 100000)">

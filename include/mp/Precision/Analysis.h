@@ -28,7 +28,8 @@ struct ConstantStats {
   int64_t nonzero = 0;
   /// Nonzero values that round to zero in fp16.
   int64_t flushToZero = 0;
-  /// Values beyond fp16's largest finite value (65504).
+  /// Values that become inf in fp16 (|v| >= 65520; 65504 is the largest
+  /// finite value).
   int64_t overflow = 0;
   double maxAbs = 0;
   double minValue = 0;
