@@ -299,7 +299,7 @@ struct MsAttentionLowering : public OpRewritePattern<MsAttentionOp> {
     auto in = typeOf(op.getInput());
     auto w = typeOf(op.getWeights());
     Type elt = in.getElementType(), f32 = rewriter.getF32Type();
-    int64_t B = in.getDimSize(0), S = in.getDimSize(1), K = in.getDimSize(2);
+    int64_t B = in.getDimSize(0), S = in.getDimSize(1);
     int64_t H3 = w.getDimSize(1), hidden = H3 / 3, n = op.getNumHeads();
     // qkv[b, s, j] = sum_k x[b, s, k] * w[k, j] (+ bias[j])
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -336,7 +336,6 @@ struct MsAttentionLowering : public OpRewritePattern<MsAttentionOp> {
                                                     castScalar(nb, l, a[1], f32));
                         return castScalar(nb, l, v, elt);
                       });
-    (void)K;
     auto part = [&](int64_t i) {
       auto t = RankedTensorType::get({B, S, hidden}, elt);
       Value slice = tensor::ExtractSliceOp::create(

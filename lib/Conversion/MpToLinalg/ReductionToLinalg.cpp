@@ -196,7 +196,6 @@ Stats normalizationStats(OpBuilder &b, Location loc, Value x,
   auto type = cast<RankedTensorType>(x.getType());
   double n = countOver(type.getShape(), axes);
   auto statsType = withoutAxes(type, axes, stash);
-  Value nv;
   auto divN = [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
     return arith::DivFOp::create(nb, l, a[0], scalarConst(nb, l, stash, n));
   };
@@ -235,7 +234,6 @@ Stats normalizationStats(OpBuilder &b, Location loc, Value x,
                                nb, l, scalarConst(nb, l, stash, 1.0),
                                math::SqrtOp::create(nb, l, v));
                          });
-  (void)nv;
   return s;
 }
 
@@ -373,7 +371,6 @@ struct EmbedLayerNormLowering : public OpRewritePattern<EmbedLayerNormOp> {
     Location loc = op.getLoc();
     auto outType = cast<RankedTensorType>(op.getOutput().getType());
     Type elt = outType.getElementType(), stash = rewriter.getF32Type();
-    int64_t hidden = outType.getDimSize(2);
     Value ids = op.getInputIds(), pos = op.getPositionIds();
     Value seg = op.getSegmentIds();
     // Row `r` (an index scalar) of a [N, hidden] table at hidden index h.
@@ -417,7 +414,6 @@ struct EmbedLayerNormLowering : public OpRewritePattern<EmbedLayerNormOp> {
                                 stash));
           return castScalar(b, l, v, elt);
         });
-    (void)hidden;
     SmallVector<int64_t> axes = {2};
     Stats s = normalizationStats(rewriter, loc, sum, axes, stash,
                                  op.getEpsilon().convertToDouble(), false);
