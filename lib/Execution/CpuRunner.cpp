@@ -18,6 +18,19 @@ namespace mp {
 
 CpuRunner::~CpuRunner() = default;
 
+LogicalResult checkInputTensor(Location loc, StringRef name, Type declared,
+                               const HostTensor &given) {
+  auto ranked = cast<RankedTensorType>(declared);
+  bool ok = ranked.getElementType() == given.elementType &&
+            ranked.getRank() == (int64_t)given.shape.size();
+  for (auto [d, g] : llvm::zip(ranked.getShape(), given.shape))
+    ok &= ShapedType::isDynamic(d) || d == g;
+  if (ok)
+    return success();
+  return emitError(loc) << "input '" << name << "' is " << given.describe()
+                        << ", the model expects " << declared;
+}
+
 /// "name=2x3x4" pins for mp-specialize-shapes.
 static std::string shapePin(const HostTensor &t) {
   std::string s = t.name + "=";
@@ -49,19 +62,8 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
       return emitError(loc) << "missing input '" << argName << "' ("
                             << type << ")",
              nullptr;
-    auto ranked = cast<RankedTensorType>(type);
-    if (ranked.getElementType() != given->elementType ||
-        ranked.getRank() != (int64_t)given->shape.size())
-      return emitError(loc) << "input '" << argName << "' is "
-                            << given->describe() << ", the model expects "
-                            << type,
-             nullptr;
-    for (auto [d, g] : llvm::zip(ranked.getShape(), given->shape))
-      if (!ShapedType::isDynamic(d) && d != g)
-        return emitError(loc) << "input '" << argName << "' is "
-                              << given->describe() << ", the model expects "
-                              << type,
-               nullptr;
+    if (failed(checkInputTensor(loc, argName, type, *given)))
+      return nullptr;
     runner->inputNames.push_back(argName);
     pins.push_back(shapePin(*given));
   }

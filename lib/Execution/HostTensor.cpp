@@ -68,8 +68,7 @@ std::string HostTensor::describe() const {
   return s;
 }
 
-/// NumPy dtype string of an element type, and back.
-static std::string npyDescr(Type t) {
+std::string npyDescr(Type t) {
   if (t.isF32())
     return "<f4";
   if (t.isF16())
@@ -78,13 +77,15 @@ static std::string npyDescr(Type t) {
     return "<f8";
   if (t.isInteger(1))
     return "|b1";
-  auto it = cast<IntegerType>(t);
+  auto it = dyn_cast<IntegerType>(t);
+  if (!it)
+    return "";
   std::string kind = it.isUnsigned() ? "u" : "i";
   int bytes = it.getWidth() / 8;
   return (bytes == 1 ? "|" : "<") + kind + std::to_string(bytes);
 }
 
-static Type npyType(StringRef descr, MLIRContext *ctx) {
+Type npyType(StringRef descr, MLIRContext *ctx) {
   Builder b(ctx);
   if (descr == "<f4")
     return b.getF32Type();
@@ -180,18 +181,22 @@ bool readNpy(StringRef path, MLIRContext *ctx, HostTensor &out,
   return true;
 }
 
+HostTensor widenToF32(const HostTensor &in) {
+  HostTensor widened = in;
+  widened.elementType = Float32Type::get(in.elementType.getContext());
+  widened.data.resize(in.numElements() * 4);
+  for (int64_t i = 0, n = in.numElements(); i < n; ++i) {
+    float f = (float)in.at(i);
+    std::memcpy(widened.data.data() + 4 * i, &f, 4);
+  }
+  return widened;
+}
+
 bool writeNpy(StringRef path, const HostTensor &in, std::string &error) {
   // NumPy has no bfloat16: write those values as float32.
   HostTensor widened;
-  if (in.elementType.isBF16()) {
-    widened = in;
-    widened.elementType = Float32Type::get(in.elementType.getContext());
-    widened.data.resize(in.numElements() * 4);
-    for (int64_t i = 0, n = in.numElements(); i < n; ++i) {
-      float f = (float)in.at(i);
-      std::memcpy(widened.data.data() + 4 * i, &f, 4);
-    }
-  }
+  if (in.elementType.isBF16())
+    widened = widenToF32(in);
   const HostTensor &t = in.elementType.isBF16() ? widened : in;
   std::string shape;
   for (int64_t d : t.shape)

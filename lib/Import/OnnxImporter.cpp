@@ -293,6 +293,44 @@ OwningOpRef<ModuleOp> importOnnxFile(StringRef path, MLIRContext *context,
   return importModel(model, path, context, options);
 }
 
+LogicalResult readOnnxSignature(StringRef path, MLIRContext *context,
+                                std::vector<GraphValueInfo> &inputs,
+                                std::vector<GraphValueInfo> &outputs) {
+  onnx::ModelProto model;
+  Location loc = FileLineColLoc::get(context, path, 0, 0);
+  if (failed(parseModel(path, model, loc)))
+    return failure();
+  if (!model.has_graph())
+    return emitError(loc) << "the model has no graph";
+  const onnx::GraphProto &g = model.graph();
+  llvm::StringSet<> initializers;
+  for (const auto &init : g.initializer())
+    initializers.insert(init.name());
+  for (const onnx::ValueInfoProto &in : g.input()) {
+    if (initializers.contains(in.name()))
+      continue;
+    FailureOr<RankedTensorType> type = convertValueType(
+        in.type(), loc, "graph input '" + in.name() + "'");
+    if (failed(type))
+      return failure();
+    inputs.push_back({in.name(), *type});
+  }
+  // Outputs need not declare a type; the import infers it.
+  for (const onnx::ValueInfoProto &out : g.output()) {
+    GraphValueInfo info{out.name(), {}};
+    if (out.type().has_tensor_type() && out.type().tensor_type().has_shape()) {
+      const auto &tt = out.type().tensor_type();
+      SmallVector<int64_t> dims;
+      for (const auto &d : tt.shape().dim())
+        dims.push_back(d.has_dim_value() ? d.dim_value() : ShapedType::kDynamic);
+      if (Type elt = convertElementType(context, tt.elem_type()))
+        info.type = RankedTensorType::get(dims, elt);
+    }
+    outputs.push_back(info);
+  }
+  return success();
+}
+
 void printSupportedOnnxOps(llvm::raw_ostream &os) {
   for (const auto &[key, entry] : import::OpTable::get().entries()) {
     os << (key.first.empty() ? "ai.onnx" : key.first) << " " << key.second

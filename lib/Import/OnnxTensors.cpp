@@ -238,7 +238,7 @@ FailureOr<ElementsAttr> convertTensor(onnx::TensorProto &t,
   size_t align = rawElementSize(elt);
   AsmResourceBlob blob;
   if (reinterpret_cast<uintptr_t>(bytes.data.data()) % align != 0 ||
-      !bytes.ownedString && !bytes.ownedBuffer) {
+      (!bytes.ownedString && !bytes.ownedBuffer)) {
     blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes.data, align);
   } else if (bytes.ownedString) {
     std::string *owner = bytes.ownedString.release();

@@ -21,7 +21,9 @@ them, including the malformed inputs written here:
 * ``x_rank3.npy``   -- float32 of rank 3 (the model wants rank 2);
 * ``garbage.npy``   -- bytes that are not a .npy file;
 * ``truncated.npy`` -- a valid .npy header whose data is cut short;
-* ``not_tensor.pb`` -- bytes that do not parse as an ONNX TensorProto.
+* ``not_tensor.pb`` -- bytes that do not parse as an ONNX TensorProto;
+* ``unsupported_op.onnx`` -- a model whose one node is an op ONNX does not
+  have (``Foo``), for ``mp-run --test-dir``'s SKIP line.
 
     python python/mp_tools/make_run_inputs.py [-o test/Execution/Inputs]
 """
@@ -62,6 +64,17 @@ def make_model() -> onnx.ModelProto:
     return m
 
 
+def make_unsupported_model() -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Foo", ["x"], ["y"], name="foo")], "unsupported",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                          producer_name="mp-run-inputs", producer_version="1")
+    m.ir_version = 9
+    return m
+
+
 def make_tensors():
     rng = np.random.default_rng(20240611)
     x = rng.uniform(-2.0, 2.0, size=(2, 4)).astype(np.float32)
@@ -88,6 +101,7 @@ def files() -> dict[str, bytes]:
     x, w, s, probs = make_tensors()
     out = {
         MODEL: make_model().SerializeToString(),
+        "unsupported_op.onnx": make_unsupported_model().SerializeToString(),
         "test_data_set_0/input_0.pb": _pb_bytes(x, "x"),
         "test_data_set_0/input_1.pb": _pb_bytes(w, "w"),
         "test_data_set_0/output_0.pb": _pb_bytes(s, "sum"),

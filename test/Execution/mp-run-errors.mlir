@@ -17,7 +17,7 @@
 // An int64 array for a float input.
 // RUN: not mp-run %S/Inputs/add_matmul_softmax.onnx --input x=%S/Inputs/x_int64.npy \
 // RUN:   --input w=%S/Inputs/w.npy 2>&1 | FileCheck %s --check-prefix=DTYPE
-// DTYPE: error: graph input 'x' is 'tensor<2x4xf32>'; the value given for it is 'tensor<2x4xi64>'
+// DTYPE: add_matmul_softmax.onnx:0:0: error: input 'x' is i64[2, 4], the model expects 'tensor<2x4xf32>'
 
 // A rank-3 array for a rank-2 input.
 // RUN: not mp-run %S/Inputs/add_matmul_softmax.onnx --input x=%S/Inputs/x_rank3.npy \

@@ -1,48 +1,64 @@
 //===- mp-run.cpp - run an ONNX model on the CPU and check it -------------===//
 //
 //   mp-run model.onnx [--input NAME=file.npy|.pb ...] [--compare DIR]
+//          [--input-shape NAME=1x16 ...] [--generate-inputs]
 //          [--precision fp32|mixed] [--policy FILE] [--output-dir DIR]
-//          [--rtol R] [--atol A]
+//          [--rtol R] [--atol A] [--repeat N]
+//   mp-run --test-dir DIR [--precision ...] [--rtol R] [--atol A]
 //
 // Imports the model, optionally assigns mixed precision, specializes it to
 // the input shapes, JIT-compiles it through the CPU pipeline and runs it.
 // With --compare DIR (an ONNX test_data_set folder) the inputs default to
 // DIR/input_N.pb and every output is checked against DIR/output_N.pb.
+// --test-dir walks an ONNX backend-test tree, one line per case.
 // Exit codes: 0 all outputs pass (or nothing to compare), 1 an error or a
 // failed comparison.
 //
 //===----------------------------------------------------------------------===//
 
-#include "mp/Dialect/Mp/IR/MpDialect.h"
-#include "mp/Execution/CpuRunner.h"
-#include "mp/Import/OnnxImporter.h"
-#include "mp/Import/TensorFile.h"
-#include "mp/Transforms/Passes.h"
+#include "mp/Execution/Model.h"
+#include "mp/Execution/TestData.h"
+#include "mp/Execution/TestTree.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+
+#include <chrono>
+#include <cstring>
 
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
-                                      cl::desc("<model.onnx>"));
+static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"));
 static cl::list<std::string>
     inputArgs("input", cl::desc("NAME=FILE (.npy or .pb); repeatable"));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("NAME=1x16: the shape of input NAME (checks a given input; "
+             "generated inputs take it); repeatable"));
+static cl::opt<bool> generateInputs(
+    "generate-inputs",
+    cl::desc("fill inputs not given: floats uniform in [-1, 1) from a fixed "
+             "seed, integers and bools zero"));
 static cl::opt<std::string>
     compareDir("compare",
                cl::desc("ONNX test_data_set folder: default inputs and "
                         "expected outputs"));
+static cl::opt<std::string>
+    testDir("test-dir", cl::desc("run every */model.onnx with its "
+                                 "test_data_set_* folders under DIR"));
+static cl::opt<unsigned> caseTimeout(
+    "timeout", cl::init(300),
+    cl::desc("--test-dir: seconds per case before it is killed"));
 static cl::opt<std::string> precision("precision", cl::init("fp32"),
                                       cl::desc("fp32 or mixed"));
 static cl::opt<std::string> policyFile("policy",
@@ -57,29 +73,73 @@ static cl::opt<double> atolOpt("atol", cl::init(-1),
                                cl::desc("absolute tolerance (default 1e-5 "
                                         "for fp32, 1e-2 for fp16 outputs or "
                                         "--precision mixed)"));
-
-static bool readTensor(StringRef path, MLIRContext *ctx, mp::HostTensor &t,
-                       std::string &error) {
-  return path.ends_with(".npy") ? mp::readNpy(path, ctx, t, error)
-                                : mp::readTensorProtoFile(path, ctx, t, error);
-}
-
-/// The files DIR/<prefix>_0.pb, _1.pb, ... that exist.
-static std::vector<std::string> numbered(StringRef dir, StringRef prefix) {
-  std::vector<std::string> files;
-  for (int i = 0;; ++i) {
-    SmallString<256> p(dir);
-    llvm::sys::path::append(p, prefix + "_" + std::to_string(i) + ".pb");
-    if (!llvm::sys::fs::exists(p))
-      break;
-    files.push_back(p.str().str());
-  }
-  return files;
-}
+static cl::opt<unsigned>
+    repeat("repeat", cl::init(0),
+           cl::desc("run N more times and print the compile and run times"));
 
 static int fail(const Twine &message) {
   llvm::errs() << "mp-run: error: " << message << "\n";
   return 1;
+}
+
+static std::string typeString(Type type) {
+  std::string s;
+  llvm::raw_string_ostream(s) << type;
+  return s;
+}
+
+/// Parses "1x16" (a scalar is "").
+static bool parseDims(StringRef text, SmallVectorImpl<int64_t> &dims) {
+  if (text.empty() || text == "scalar")
+    return true;
+  SmallVector<StringRef> parts;
+  text.split(parts, 'x');
+  for (StringRef p : parts) {
+    int64_t d;
+    if (p.getAsInteger(10, d) || d < 0)
+      return false;
+    dims.push_back(d);
+  }
+  return true;
+}
+
+/// Deterministic input data: floats uniform in [-1, 1), the rest zero.
+static mp::HostTensor generate(const mp::TensorSpec &spec,
+                               ArrayRef<int64_t> shape) {
+  mp::HostTensor t;
+  t.name = spec.name;
+  t.elementType = spec.elementType;
+  t.shape.assign(shape.begin(), shape.end());
+  int64_t bytes = mp::HostTensor::elementBytes(t.elementType);
+  t.data.assign(t.numElements() * bytes, 0);
+  if (!isa<FloatType>(t.elementType))
+    return t;
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    double u = double(state >> 11) / double(1ull << 53) * 2 - 1;
+    APFloat v(u);
+    bool lost;
+    v.convert(cast<FloatType>(t.elementType).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    APInt bits = v.bitcastToAPInt();
+    std::memcpy(t.data.data() + i * bytes, bits.getRawData(), bytes);
+  }
+  return t;
+}
+
+static int runTestDir() {
+  if (!modelPath.empty() || !inputArgs.empty() || !compareDir.empty())
+    return fail("--test-dir takes no model, --input or --compare");
+  if (!llvm::sys::fs::is_directory(testDir))
+    return fail("--test-dir: '" + testDir + "' is not a folder");
+  mp::TestTreeOptions options;
+  options.model.mixed = precision == "mixed";
+  options.model.policyFile = policyFile;
+  options.tolerances = {rtolOpt, atolOpt, options.model.mixed};
+  options.timeoutSeconds = caseTimeout;
+  mp::TestTreeCounts counts = mp::runTestTree(testDir, options, llvm::outs());
+  return counts.failed ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
@@ -87,11 +147,15 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "mp CPU runner\n");
   if (precision != "fp32" && precision != "mixed")
     return fail("--precision must be fp32 or mixed, got '" + precision + "'");
+  if (!testDir.empty())
+    return runTestDir();
+  if (modelPath.empty())
+    return fail("no model given (mp-run MODEL.onnx ... or mp-run --test-dir "
+                "DIR)");
   bool mixed = precision == "mixed";
 
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registry.insert<mp::MpDialect>();
+  mp::registerModelDialects(registry);
   MLIRContext ctx(registry);
   ctx.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
@@ -105,7 +169,7 @@ int main(int argc, char **argv) {
     if (name.empty() || file.empty())
       return fail("--input must be NAME=FILE, got '" + arg + "'");
     mp::HostTensor t;
-    if (!readTensor(file, &ctx, t, error))
+    if (!mp::readTensorFile(file, &ctx, t, error))
       return fail(error);
     t.name = name.str();
     inputs.push_back(std::move(t));
@@ -113,113 +177,111 @@ int main(int argc, char **argv) {
   if (!compareDir.empty() && !llvm::sys::fs::is_directory(compareDir))
     return fail("--compare: '" + compareDir + "' is not a folder");
   if (inputs.empty() && !compareDir.empty())
-    for (const std::string &file : numbered(compareDir, "input")) {
+    for (const std::string &file : mp::numberedFiles(compareDir, "input")) {
       mp::HostTensor t;
-      if (!readTensor(file, &ctx, t, error))
+      if (!mp::readTensorFile(file, &ctx, t, error))
         return fail(error);
       inputs.push_back(std::move(t));
     }
 
-  // Test tensors without names take the graph inputs' names in order: a
-  // first import, without constant inputs, gives them.
-  if (llvm::any_of(inputs, [](const mp::HostTensor &t) { return t.name.empty(); })) {
-    OwningOpRef<ModuleOp> probe = mp::importOnnxFile(modelPath, &ctx);
-    if (!probe)
-      return 1;
-    auto func = *probe->getOps<func::FuncOp>().begin();
-    for (auto [i, t] : llvm::enumerate(inputs))
-      if (t.name.empty() && i < func.getNumArguments())
-        if (auto n = func.getArgAttrOfType<StringAttr>(i, "mp.name"))
-          t.name = n.str();
+  mp::ModelOptions options;
+  options.mixed = mixed;
+  options.policyFile = policyFile;
+  std::unique_ptr<mp::Model> model = mp::Model::load(&ctx, modelPath, options);
+  if (!model || !model->nameInputs(inputs))
+    return 1;
+
+  // --input-shape pins: checked against given inputs, used for generated
+  // ones.
+  llvm::StringMap<SmallVector<int64_t>> pins;
+  for (const std::string &arg : inputShapes) {
+    StringRef name, dims;
+    std::tie(name, dims) = StringRef(arg).split('=');
+    SmallVector<int64_t> shape;
+    if (name.empty() || !StringRef(arg).contains('=') ||
+        !parseDims(dims, shape))
+      return fail("--input-shape must be NAME=DIMS like x=1x16, got '" + arg +
+                  "'");
+    if (llvm::none_of(model->inputs(), [&](const mp::TensorSpec &s) {
+          return s.name == name;
+        }))
+      return fail("--input-shape: the model has no input named '" + name +
+                  "'");
+    pins[name] = shape;
   }
-  // Small integer inputs (axes, shapes, repeats, k) are compiled in as
-  // constants: the shapes they decide become static.
-  mp::ImportOptions importOptions;
-  std::vector<mp::HostTensor> runtimeInputs;
   for (const mp::HostTensor &t : inputs) {
-    auto elt = dyn_cast<IntegerType>(t.elementType);
-    if (elt && elt.getWidth() > 1 && t.numElements() <= 64) {
-      auto type = RankedTensorType::get(t.shape, t.elementType);
-      importOptions.constantInputs[t.name] =
-          DenseElementsAttr::getFromRawBuffer(type, t.data);
+    auto pin = pins.find(t.name);
+    if (pin != pins.end() && ArrayRef<int64_t>(pin->second) != ArrayRef<int64_t>(t.shape))
+      return fail("input '" + t.name + "' is " + t.describe() +
+                  ", but --input-shape gives " + pin->getKey() + "=" +
+                  llvm::join(llvm::map_range(pin->second,
+                                             [](int64_t d) {
+                                               return std::to_string(d);
+                                             }),
+                             "x"));
+  }
+  for (const mp::TensorSpec &spec : model->inputs()) {
+    if (llvm::any_of(inputs, [&](const mp::HostTensor &t) {
+          return t.name == spec.name;
+        }))
       continue;
-    }
-    runtimeInputs.push_back(t);
+    auto pin = pins.find(spec.name);
+    if (!generateInputs && pin == pins.end())
+      continue; // reported as missing by the model
+    SmallVector<int64_t> shape =
+        pin != pins.end() ? pin->second : SmallVector<int64_t>(spec.shape);
+    auto type = RankedTensorType::get(spec.shape, spec.elementType);
+    if (shape.size() != spec.shape.size())
+      return fail("--input-shape " + spec.name + " has rank " +
+                  std::to_string(shape.size()) + ", the model's input is " +
+                  typeString(type));
+    if (llvm::any_of(shape, ShapedType::isDynamic))
+      return fail("input '" + spec.name + "' has dynamic dims (" +
+                  typeString(type) +
+                  "): give its shape with --input-shape " + spec.name +
+                  "=...");
+    inputs.push_back(generate(spec, shape));
+    llvm::errs() << "mp-run: note: generated input '" << spec.name << "' "
+                 << inputs.back().describe() << "\n";
   }
-  OwningOpRef<ModuleOp> module =
-      mp::importOnnxFile(modelPath, &ctx, importOptions);
-  if (!module)
+
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  if (!model->prepare(inputs))
     return 1;
-  if (mixed) {
-    PassManager pm(&ctx, ModuleOp::getOperationName());
-    mp::buildMixedPrecisionPipeline(pm, policyFile, "", false, 1);
-    if (failed(pm.run(*module)))
-      return 1;
-  }
-  std::unique_ptr<mp::CpuRunner> runner =
-      mp::CpuRunner::compile(std::move(module), runtimeInputs);
-  if (!runner)
-    return 1;
+  double compileMs =
+      std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   std::vector<mp::HostTensor> outputs;
-  if (!runner->run(runtimeInputs, outputs, error))
+  if (!model->run(inputs, outputs))
+    return 1;
+  if (repeat > 0) {
+    double total = 0, best = 1e300;
+    for (unsigned i = 0; i < repeat; ++i) {
+      auto t0 = Clock::now();
+      if (!model->run(inputs, outputs))
+        return 1;
+      double ms =
+          std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      total += ms;
+      best = std::min(best, ms);
+    }
+    llvm::outs() << llvm::format("time: compile %.1f ms; run mean %.3f ms, "
+                                 "min %.3f ms over %u runs\n",
+                                 compileMs, total / repeat, best,
+                                 (unsigned)repeat);
+  }
+
+  if (!outputDir.empty() && !mp::writeOutputs(outputDir, outputs, error))
     return fail(error);
 
-  if (!outputDir.empty()) {
-    llvm::sys::fs::create_directories(outputDir);
-    for (const mp::HostTensor &t : outputs) {
-      std::string file = t.name;
-      for (char &c : file)
-        if (!llvm::isAlnum(c) && c != '.' && c != '-' && c != '_')
-          c = '_';
-      SmallString<256> p(outputDir);
-      llvm::sys::path::append(p, file + ".npy");
-      if (!mp::writeNpy(p, t, error))
-        return fail(error);
-    }
-  }
-
-  // Default tolerances: fp32 1e-4/1e-5; fp16 data or a mixed-precision run
-  // 1e-2/1e-2 (fp16 keeps 11 bits).
-  auto tolerances = [&](const mp::HostTensor &t) {
-    bool half = mixed || t.elementType.isF16() || t.elementType.isBF16();
-    return std::pair<double, double>{
-        rtolOpt >= 0 ? rtolOpt : (half ? 1e-2 : 1e-4),
-        atolOpt >= 0 ? atolOpt : (half ? 1e-2 : 1e-5)};
-  };
   std::vector<std::string> expectedFiles =
       compareDir.empty() ? std::vector<std::string>()
-                         : numbered(compareDir, "output");
+                         : mp::numberedFiles(compareDir, "output");
   bool allPassed = true;
-  llvm::outs() << llvm::format("%-28s %-22s %12s %12s %8s  %s\n", "output",
-                               "type", "max abs err", "max rel err",
-                               "argmax", compareDir.empty() ? "" : "result");
-  for (auto [i, t] : llvm::enumerate(outputs)) {
-    llvm::outs() << llvm::format("%-28s %-22s", t.name.c_str(),
-                                 t.describe().c_str());
-    if (i >= expectedFiles.size()) {
-      llvm::outs() << "\n";
-      continue;
-    }
-    mp::HostTensor expected;
-    if (!readTensor(expectedFiles[i], &ctx, expected, error))
-      return fail(error);
-    auto [rt, at] = tolerances(t);
-    mp::Comparison c = mp::compare(t, expected, rt, at);
-    if (!c.shapeMatches) {
-      llvm::outs() << "  FAIL: expected " << expected.describe() << "\n";
-      allPassed = false;
-      continue;
-    }
-    llvm::outs() << llvm::format(" %12.3g %12.3g %7.1f%%  %s", c.maxAbs,
-                                 c.maxRel, 100 * c.argmaxAgreement,
-                                 c.passed() ? "PASS" : "FAIL");
-    if (!c.passed())
-      llvm::outs() << " (" << c.mismatches << " elements beyond rtol=" << rt
-                   << " atol=" << at << ")";
-    if (c.nonFinite)
-      llvm::outs() << " [" << c.nonFinite << " non-finite]";
-    llvm::outs() << "\n";
-    allPassed &= c.passed();
-  }
+  std::string firstFailure;
+  if (!mp::compareOutputs(outputs, expectedFiles, &ctx,
+                          {rtolOpt, atolOpt, mixed}, &llvm::outs(), allPassed,
+                          firstFailure, error))
+    return fail(error);
   return allPassed ? 0 : 1;
 }

@@ -16,6 +16,12 @@ class ExecutionEngine;
 
 namespace mp {
 
+/// Checks a tensor given for graph input `name` against its declared type:
+/// element type, rank and every static dim. Emits an error at `loc`.
+mlir::LogicalResult checkInputTensor(mlir::Location loc, llvm::StringRef name,
+                                     mlir::Type declared,
+                                     const HostTensor &given);
+
 /// A model compiled for the CPU for one set of input shapes.
 class CpuRunner {
 public:

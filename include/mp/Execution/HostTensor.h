@@ -29,6 +29,17 @@ struct HostTensor {
   std::string describe() const;
 };
 
+/// NumPy's dtype string for an element type ("<f4", "|b1", "<i8", ...);
+/// bf16 and other types NumPy lacks are not supported (empty string).
+std::string npyDescr(mlir::Type type);
+
+/// The element type of a NumPy dtype string, or null if mp has none.
+/// Signed integers are signless, as the ONNX importer makes them.
+mlir::Type npyType(llvm::StringRef descr, mlir::MLIRContext *ctx);
+
+/// `t` converted to f32 (for bf16, which NumPy lacks).
+HostTensor widenToF32(const HostTensor &t);
+
 /// Reads a NumPy .npy file (little-endian, C order). Errors go to `error`.
 bool readNpy(llvm::StringRef path, mlir::MLIRContext *ctx, HostTensor &out,
              std::string &error);

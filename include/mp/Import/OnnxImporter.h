@@ -11,6 +11,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringMap.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -43,6 +44,21 @@ bool isOnnxFile(llvm::StringRef path);
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxFile(llvm::StringRef path, mlir::MLIRContext *context,
                const ImportOptions &options = {});
+
+/// A graph input or output: its name and, where the model declares it, its
+/// type (null for outputs declared without element type or shape).
+struct GraphValueInfo {
+  std::string name;
+  mlir::RankedTensorType type;
+};
+
+/// Reads the graph's inputs (initializers excluded) and outputs without
+/// importing any node. Errors (unreadable or malformed file, inputs of
+/// unsupported types) are reported through the context's diagnostic handler.
+mlir::LogicalResult readOnnxSignature(llvm::StringRef path,
+                                      mlir::MLIRContext *context,
+                                      std::vector<GraphValueInfo> &inputs,
+                                      std::vector<GraphValueInfo> &outputs);
 
 /// Prints the ONNX ops the importer handles, one per line:
 /// `domain op_type since_version,since_version,...`.

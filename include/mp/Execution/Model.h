@@ -1,0 +1,103 @@
+//===- Model.h - an ONNX model compiled for the CPU on demand ---*- C++ -*-===//
+//
+// The one place that turns "a model file, a precision and some input
+// tensors" into outputs: mp-run, its --test-dir mode and the C API (hence
+// the Python package) all go through it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MP_EXECUTION_MODEL_H
+#define MP_EXECUTION_MODEL_H
+
+#include "mp/Execution/HostTensor.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mp {
+
+class CpuRunner;
+
+/// How a model is compiled.
+struct ModelOptions {
+  /// Assign mixed precision (the default policy, or `policyFile`).
+  bool mixed = false;
+  /// A precision policy JSON file; only with `mixed`.
+  std::string policyFile;
+};
+
+/// A graph input or output as the model declares it: dynamic dims are
+/// ShapedType::kDynamic.
+struct TensorSpec {
+  std::string name;
+  mlir::Type elementType;
+  llvm::SmallVector<int64_t> shape;
+};
+
+/// Registers what importing, lowering and JIT-compiling an mp module needs.
+void registerModelDialects(mlir::DialectRegistry &registry);
+
+/// An ONNX model compiled for the CPU on demand: one JIT-compiled variant per
+/// distinct set of input shapes. Small integer inputs (axes, shapes, repeats)
+/// are compiled in as constants, so their values are part of the variant's
+/// key and the shapes they decide are static.
+///
+/// Errors are emitted as diagnostics on the context (attach a handler to
+/// print or capture them) and reported by a null/false return.
+class Model {
+public:
+  ~Model();
+
+  /// Imports `path` once to check it and learn its inputs and outputs.
+  static std::unique_ptr<Model> load(mlir::MLIRContext *ctx,
+                                     llvm::StringRef path,
+                                     const ModelOptions &options);
+
+  llvm::ArrayRef<TensorSpec> inputs() const { return inputSpecs; }
+  llvm::ArrayRef<TensorSpec> outputs() const { return outputSpecs; }
+  llvm::StringRef path() const { return modelPath; }
+
+  /// Gives inputs without a name the graph input names in order.
+  /// Fails (with a diagnostic) when there are more tensors than inputs.
+  bool nameInputs(std::vector<HostTensor> &inputs) const;
+
+  /// Checks `inputs` against the graph inputs by name: every input given
+  /// once, element type, rank and static dims as declared. Emits one
+  /// diagnostic naming the first problem.
+  bool checkInputs(llvm::ArrayRef<HostTensor> inputs) const;
+
+  /// Compiles the variant for these inputs unless it is cached.
+  bool prepare(llvm::ArrayRef<HostTensor> inputs);
+
+  /// Runs on named inputs (see nameInputs), compiling first if needed.
+  bool run(llvm::ArrayRef<HostTensor> inputs,
+           std::vector<HostTensor> &outputs);
+
+  /// Number of JIT-compiled variants held.
+  size_t numVariants() const { return variants.size(); }
+
+private:
+  Model() = default;
+  /// The variant key and the inputs that stay run-time arguments.
+  std::string variantKey(llvm::ArrayRef<HostTensor> inputs) const;
+  static bool isCompiledIn(const HostTensor &t);
+  /// Where errors about the model as a whole point: `path:0:0`.
+  mlir::Location fileLoc() const;
+  CpuRunner *variantFor(llvm::ArrayRef<HostTensor> inputs);
+
+  mlir::MLIRContext *ctx = nullptr;
+  std::string modelPath;
+  ModelOptions options;
+  std::vector<TensorSpec> inputSpecs, outputSpecs;
+  /// Compiled variants by key; the oldest is dropped past a small limit.
+  std::map<std::string, std::unique_ptr<CpuRunner>> variants;
+  std::vector<std::string> variantOrder;
+};
+
+} // namespace mp
+
+#endif // MP_EXECUTION_MODEL_H

@@ -1,0 +1,192 @@
+//===- Model.cpp - an ONNX model compiled for the CPU on demand -----------===//
+
+#include "mp/Execution/Model.h"
+#include "mp/Dialect/Mp/IR/MpDialect.h"
+#include "mp/Execution/CpuRunner.h"
+#include "mp/Import/OnnxImporter.h"
+#include "mp/Transforms/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+
+namespace mp {
+
+/// Variants kept per model; a decoder called with growing lengths would
+/// otherwise keep one JIT per length.
+constexpr size_t kMaxVariants = 8;
+/// Integer inputs with at most this many elements are compiled in.
+constexpr int64_t kMaxCompiledInElements = 64;
+
+void registerModelDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registry.insert<MpDialect>();
+}
+
+Model::~Model() = default;
+
+std::unique_ptr<Model> Model::load(MLIRContext *ctx, StringRef path,
+                                   const ModelOptions &options) {
+  Location loc = FileLineColLoc::get(ctx, path, 0, 0);
+  if (!options.policyFile.empty() && !options.mixed)
+    return emitError(loc) << "a precision policy only applies to mixed "
+                             "precision",
+           nullptr;
+  std::vector<GraphValueInfo> ins, outs;
+  if (failed(readOnnxSignature(path, ctx, ins, outs)))
+    return nullptr;
+  auto model = std::unique_ptr<Model>(new Model());
+  model->ctx = ctx;
+  model->modelPath = path.str();
+  model->options = options;
+  for (const GraphValueInfo &v : ins)
+    model->inputSpecs.push_back(
+        {v.name, v.type.getElementType(),
+         SmallVector<int64_t>(v.type.getShape())});
+  for (const GraphValueInfo &v : outs) {
+    TensorSpec spec{v.name, {}, {}};
+    if (v.type) {
+      spec.elementType = v.type.getElementType();
+      spec.shape.assign(v.type.getShape().begin(), v.type.getShape().end());
+    }
+    model->outputSpecs.push_back(spec);
+  }
+  // Without integer inputs every variant imports the same graph: import it
+  // now so that unsupported ops are reported before the first run.
+  bool anyInteger = llvm::any_of(model->inputSpecs, [](const TensorSpec &s) {
+    return isa<IntegerType>(s.elementType);
+  });
+  if (!anyInteger && !importOnnxFile(path, ctx))
+    return nullptr;
+  return model;
+}
+
+Location Model::fileLoc() const {
+  return FileLineColLoc::get(ctx, modelPath, 0, 0);
+}
+
+bool Model::nameInputs(std::vector<HostTensor> &inputs) const {
+  for (auto [i, t] : llvm::enumerate(inputs)) {
+    if (!t.name.empty())
+      continue;
+    if (i >= inputSpecs.size())
+      return emitError(fileLoc())
+                 << "input #" << i << " is " << t.describe() << ", but '"
+                 << modelPath << "' has " << inputSpecs.size() << " input(s)",
+             false;
+    t.name = inputSpecs[i].name;
+  }
+  return true;
+}
+
+bool Model::checkInputs(ArrayRef<HostTensor> inputs) const {
+  Location loc = fileLoc();
+  for (auto [i, t] : llvm::enumerate(inputs)) {
+    StringRef name = t.name;
+    auto spec = llvm::find_if(
+        inputSpecs, [&](const TensorSpec &s) { return s.name == name; });
+    if (spec == inputSpecs.end())
+      return emitError(loc) << "the model has no input named '" << t.name
+                            << "'",
+             false;
+    for (const HostTensor &other : inputs.take_front(i))
+      if (other.name == t.name)
+        return emitError(loc) << "input '" << t.name << "' is given twice",
+               false;
+    if (failed(checkInputTensor(loc, t.name,
+                                RankedTensorType::get(spec->shape,
+                                                      spec->elementType),
+                                t)))
+      return false;
+  }
+  for (const TensorSpec &spec : inputSpecs)
+    if (llvm::none_of(inputs,
+                      [&](const HostTensor &t) { return t.name == spec.name; }))
+      return emitError(loc) << "missing input '" << spec.name << "' ("
+                            << RankedTensorType::get(spec.shape,
+                                                     spec.elementType)
+                            << ")",
+             false;
+  return true;
+}
+
+bool Model::isCompiledIn(const HostTensor &t) {
+  auto elt = dyn_cast<IntegerType>(t.elementType);
+  return elt && elt.getWidth() > 1 && t.numElements() <= kMaxCompiledInElements;
+}
+
+std::string Model::variantKey(ArrayRef<HostTensor> inputs) const {
+  std::string key;
+  for (const TensorSpec &spec : inputSpecs) {
+    const HostTensor &t = *llvm::find_if(
+        inputs, [&](const HostTensor &t) { return t.name == spec.name; });
+    key += t.name + ":" + t.describe();
+    if (isCompiledIn(t))
+      key += "=" + std::string(t.data.begin(), t.data.end());
+    key += ";";
+  }
+  return key;
+}
+
+CpuRunner *Model::variantFor(ArrayRef<HostTensor> inputs) {
+  if (!checkInputs(inputs))
+    return nullptr;
+  std::string key = variantKey(inputs);
+  auto it = variants.find(key);
+  if (it != variants.end())
+    return it->second.get();
+
+  ImportOptions importOptions;
+  std::vector<HostTensor> runtimeInputs;
+  for (const HostTensor &t : inputs) {
+    if (isCompiledIn(t)) {
+      auto type = RankedTensorType::get(t.shape, t.elementType);
+      importOptions.constantInputs[t.name] =
+          DenseElementsAttr::getFromRawBuffer(type, t.data);
+      continue;
+    }
+    runtimeInputs.push_back(t);
+  }
+  OwningOpRef<ModuleOp> module =
+      importOnnxFile(modelPath, ctx, importOptions);
+  if (!module)
+    return nullptr;
+  if (options.mixed) {
+    PassManager pm(ctx, ModuleOp::getOperationName());
+    buildMixedPrecisionPipeline(pm, options.policyFile, "", false, 1);
+    if (failed(pm.run(*module)))
+      return nullptr;
+  }
+  std::unique_ptr<CpuRunner> runner =
+      CpuRunner::compile(std::move(module), runtimeInputs);
+  if (!runner)
+    return nullptr;
+  if (variants.size() >= kMaxVariants) {
+    variants.erase(variantOrder.front());
+    variantOrder.erase(variantOrder.begin());
+  }
+  variantOrder.push_back(key);
+  return (variants[key] = std::move(runner)).get();
+}
+
+bool Model::prepare(ArrayRef<HostTensor> inputs) {
+  return variantFor(inputs) != nullptr;
+}
+
+bool Model::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &outputs) {
+  CpuRunner *runner = variantFor(inputs);
+  if (!runner)
+    return false;
+  std::vector<HostTensor> runtimeInputs;
+  for (const HostTensor &t : inputs)
+    if (!isCompiledIn(t))
+      runtimeInputs.push_back(t);
+  std::string error;
+  if (!runner->run(runtimeInputs, outputs, error))
+    return emitError(fileLoc()) << error, false;
+  return true;
+}
+
+} // namespace mp
