@@ -9,7 +9,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "MP"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".onnxtext"]
+config.suffixes = [".mlir", ".onnxtext", ".c"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mp_obj_root, "test")
@@ -24,6 +24,11 @@ if os.path.isdir(models):
 config.substitutions.append(("%shared_models", models))
 config.substitutions.append(("%examples", os.path.join(config.mp_src_root, "examples")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+
+# The C API test compiles a C program against include/mp-c and libMPCAPI.so.
+config.substitutions.append(("%host_cc", config.host_cc))
+config.substitutions.append(("%mp_src_include", os.path.join(config.mp_src_root, "include")))
+config.substitutions.append(("%mp_lib", os.path.join(config.mp_obj_root, "lib")))
 
 llvm_config.add_tool_substitutions(
     [ToolSubst("mp-opt", unresolved="fatal"), ToolSubst("mp-run", unresolved="fatal")],

@@ -4,6 +4,7 @@
 #include "mp/Dialect/Mp/IR/MpDialect.h"
 #include "mp/Execution/CpuRunner.h"
 #include "mp/Import/OnnxImporter.h"
+#include "mp/Precision/Policy.h"
 #include "mp/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -34,6 +35,13 @@ std::unique_ptr<Model> Model::load(MLIRContext *ctx, StringRef path,
     return emitError(loc) << "a precision policy only applies to mixed "
                              "precision",
            nullptr;
+  if (!options.policyFile.empty()) {
+    // Checked now, not at the first run (warnings come with the run).
+    std::string error;
+    std::vector<std::string> warnings;
+    if (!PrecisionPolicy::load(options.policyFile, error, warnings))
+      return emitError(loc) << error, nullptr;
+  }
   std::vector<GraphValueInfo> ins, outs;
   if (failed(readOnnxSignature(path, ctx, ins, outs)))
     return nullptr;

@@ -1,0 +1,87 @@
+/*===- mp-c/Model.h - C API: compile and run ONNX models on the CPU -*- C -*-===
+ *
+ * The stable entry point for other languages (python/mp uses it through
+ * ctypes). A model is imported once; the first run with a given set of input
+ * shapes JIT-compiles it for the CPU (fp32 or mixed precision) and later runs
+ * with the same shapes reuse that code.
+ *
+ * Every function that can fail returns 0 on success and non-zero on error,
+ * with a message in *error (free it with mpFreeString) that names the model
+ * file, the input or the ONNX node at fault.
+ *
+ * Tensors are dense, row-major and in host memory. Element types are NumPy
+ * dtype strings: "<f4", "<f2", "<f8", "|b1", "|i1", "<i2", "<i4", "<i8",
+ * "|u1", "<u2", "<u4", "<u8". bfloat16 outputs are returned as "<f4".
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef MP_C_MODEL_H
+#define MP_C_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define MP_CAPI_EXPORT __attribute__((visibility("default")))
+#else
+#define MP_CAPI_EXPORT
+#endif
+
+/** An ONNX model and the code compiled for it so far. */
+typedef struct MpModel MpModel;
+/** The outputs of one run. */
+typedef struct MpResult MpResult;
+
+/** A tensor, or a graph input/output description (data NULL, dynamic dims
+ * -1, dtype NULL when the model does not declare it). */
+typedef struct {
+  const char *name;
+  const char *dtype;
+  int64_t rank;
+  const int64_t *shape;
+  const void *data;
+  size_t nbytes;
+} MpTensor;
+
+/** The version of the library, e.g. "0.1.0". */
+MP_CAPI_EXPORT const char *mpVersion(void);
+
+/** Loads `path` (.onnx or ONNX text). `precision` is "fp32" or "mixed";
+ * `policy` is a precision policy JSON file (mixed only) or NULL. */
+MP_CAPI_EXPORT int mpModelLoad(const char *path, const char *precision,
+                               const char *policy, MpModel **model,
+                               char **error);
+
+MP_CAPI_EXPORT void mpModelDestroy(MpModel *model);
+
+/** Graph inputs and outputs as declared. Pointers stay valid while the
+ * model lives. */
+MP_CAPI_EXPORT size_t mpModelNumInputs(const MpModel *model);
+MP_CAPI_EXPORT MpTensor mpModelInput(const MpModel *model, size_t i);
+MP_CAPI_EXPORT size_t mpModelNumOutputs(const MpModel *model);
+MP_CAPI_EXPORT MpTensor mpModelOutput(const MpModel *model, size_t i);
+
+/** Runs the model. Inputs are matched by name; a NULL name takes the graph
+ * input at that position. Every graph input must be given once, with the
+ * declared dtype, rank and static dims. */
+MP_CAPI_EXPORT int mpModelRun(MpModel *model, const MpTensor *inputs,
+                              size_t numInputs, MpResult **result,
+                              char **error);
+
+/** The run's outputs in graph order. Pointers stay valid until the result
+ * is destroyed. */
+MP_CAPI_EXPORT size_t mpResultNumOutputs(const MpResult *result);
+MP_CAPI_EXPORT MpTensor mpResultOutput(const MpResult *result, size_t i);
+MP_CAPI_EXPORT void mpResultDestroy(MpResult *result);
+
+MP_CAPI_EXPORT void mpFreeString(char *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MP_C_MODEL_H */

@@ -1,0 +1,180 @@
+//===- Model.cpp - C API: compile and run ONNX models on the CPU ----------===//
+
+#include "mp-c/Model.h"
+#include "mp/Execution/CapturedDiagnostics.h"
+#include "mp/Execution/Model.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir;
+
+namespace {
+
+/// Storage behind the MpTensor descriptions handed out.
+struct TensorRecord {
+  std::string name, dtype;
+  std::vector<int64_t> shape;
+  bool hasDtype = false;
+
+  MpTensor view(const void *data = nullptr, size_t nbytes = 0) const {
+    return {name.c_str(), hasDtype ? dtype.c_str() : nullptr,
+            (int64_t)shape.size(), shape.data(), data, nbytes};
+  }
+};
+
+TensorRecord record(StringRef name, Type type, ArrayRef<int64_t> shape) {
+  TensorRecord r;
+  r.name = name.str();
+  if (type) {
+    r.dtype = mp::npyDescr(type.isBF16() ? Float32Type::get(type.getContext())
+                                         : type);
+    r.hasDtype = !r.dtype.empty();
+  }
+  for (int64_t d : shape)
+    r.shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  return r;
+}
+
+char *copyString(const std::string &s) {
+  char *out = static_cast<char *>(std::malloc(s.size() + 1));
+  std::memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+/// Sets *error (when the caller asked for it) and returns 1.
+int failWith(char **error, const std::string &message) {
+  if (error)
+    *error = copyString(message.empty() ? "mp: unknown error" : message);
+  return 1;
+}
+
+/// The captured diagnostics without the trailing newline.
+std::string messageOf(const mp::CapturedDiagnostics &diagnostics) {
+  std::string text = diagnostics.text();
+  while (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  return text;
+}
+
+} // namespace
+
+struct MpModel {
+  MLIRContext ctx;
+  std::unique_ptr<mp::Model> model;
+  std::vector<TensorRecord> inputs, outputs;
+
+  explicit MpModel(const DialectRegistry &registry) : ctx(registry) {}
+};
+
+struct MpResult {
+  std::vector<mp::HostTensor> tensors;
+  std::vector<TensorRecord> records;
+};
+
+extern "C" {
+
+const char *mpVersion(void) { return "0.1.0"; }
+
+int mpModelLoad(const char *path, const char *precision, const char *policy,
+                MpModel **model, char **error) {
+  if (!path || !model)
+    return failWith(error, "mpModelLoad: path and model must not be NULL");
+  *model = nullptr;
+  std::string prec = precision ? precision : "fp32";
+  if (prec != "fp32" && prec != "mixed")
+    return failWith(error, "precision must be 'fp32' or 'mixed', got '" +
+                               prec + "'");
+  DialectRegistry registry;
+  mp::registerModelDialects(registry);
+  auto handle = std::make_unique<MpModel>(registry);
+  handle->ctx.printOpOnDiagnostic(false);
+  mp::CapturedDiagnostics diagnostics(&handle->ctx);
+  mp::ModelOptions options;
+  options.mixed = prec == "mixed";
+  options.policyFile = policy ? policy : "";
+  handle->model = mp::Model::load(&handle->ctx, path, options);
+  if (!handle->model)
+    return failWith(error, messageOf(diagnostics));
+  for (const mp::TensorSpec &s : handle->model->inputs())
+    handle->inputs.push_back(record(s.name, s.elementType, s.shape));
+  for (const mp::TensorSpec &s : handle->model->outputs())
+    handle->outputs.push_back(record(s.name, s.elementType, s.shape));
+  *model = handle.release();
+  return 0;
+}
+
+void mpModelDestroy(MpModel *model) { delete model; }
+
+size_t mpModelNumInputs(const MpModel *model) { return model->inputs.size(); }
+MpTensor mpModelInput(const MpModel *model, size_t i) {
+  return model->inputs.at(i).view();
+}
+size_t mpModelNumOutputs(const MpModel *model) {
+  return model->outputs.size();
+}
+MpTensor mpModelOutput(const MpModel *model, size_t i) {
+  return model->outputs.at(i).view();
+}
+
+int mpModelRun(MpModel *model, const MpTensor *inputs, size_t numInputs,
+               MpResult **result, char **error) {
+  if (!model || !result || (numInputs && !inputs))
+    return failWith(error, "mpModelRun: model, inputs and result must not "
+                           "be NULL");
+  *result = nullptr;
+  std::vector<mp::HostTensor> tensors;
+  for (size_t i = 0; i < numInputs; ++i) {
+    const MpTensor &in = inputs[i];
+    std::string label = in.name ? "input '" + std::string(in.name) + "'"
+                                : "input #" + std::to_string(i);
+    mp::HostTensor t;
+    t.name = in.name ? in.name : "";
+    t.elementType = in.dtype ? mp::npyType(in.dtype, &model->ctx) : Type();
+    if (!t.elementType)
+      return failWith(error, label + " has dtype '" +
+                                 (in.dtype ? in.dtype : "(null)") +
+                                 "', which mp does not support");
+    if (in.rank < 0 || (in.rank > 0 && !in.shape))
+      return failWith(error, label + " has no valid shape");
+    t.shape.assign(in.shape, in.shape + in.rank);
+    if (llvm::any_of(t.shape, [](int64_t d) { return d < 0; }))
+      return failWith(error, label + " has a negative dim");
+    size_t expected = t.numElements() * mp::HostTensor::elementBytes(t.elementType);
+    if (in.nbytes != expected || (expected && !in.data))
+      return failWith(error, label + " is " + t.describe() + ", which takes " +
+                                 std::to_string(expected) + " bytes, but " +
+                                 std::to_string(in.nbytes) + " were given");
+    const char *bytes = static_cast<const char *>(in.data);
+    t.data.assign(bytes, bytes + expected);
+    tensors.push_back(std::move(t));
+  }
+  mp::CapturedDiagnostics diagnostics(&model->ctx);
+  auto out = std::make_unique<MpResult>();
+  if (!model->model->nameInputs(tensors) ||
+      !model->model->run(tensors, out->tensors))
+    return failWith(error, messageOf(diagnostics));
+  for (mp::HostTensor &t : out->tensors) {
+    if (t.elementType.isBF16())
+      t = mp::widenToF32(t);
+    out->records.push_back(record(t.name, t.elementType, t.shape));
+  }
+  *result = out.release();
+  return 0;
+}
+
+size_t mpResultNumOutputs(const MpResult *result) {
+  return result->tensors.size();
+}
+MpTensor mpResultOutput(const MpResult *result, size_t i) {
+  const mp::HostTensor &t = result->tensors.at(i);
+  return result->records.at(i).view(t.data.data(), t.data.size());
+}
+void mpResultDestroy(MpResult *result) { delete result; }
+
+void mpFreeString(char *s) { std::free(s); }
+
+} // extern "C"

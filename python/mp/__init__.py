@@ -1,0 +1,197 @@
+"""mp: compile ONNX models in mixed precision and run them on the CPU.
+
+    import mp
+    m = mp.compile("model.onnx", precision="mixed")   # or "fp32"
+    outs = m.run({"x": x})                           # {name: numpy array}
+
+``compile`` imports the model (errors in the file or unsupported ops are
+raised here when the model has no integer inputs); the first ``run`` with a
+given set of input shapes JIT-compiles it for the CPU and later runs with
+the same shapes reuse that code. Everything goes through the project's C API
+(``include/mp-c/Model.h``, ``libMPCAPI.so``) with ctypes -- no subprocess.
+
+The library is found through ``$MP_LIBRARY`` (a path to libMPCAPI.so), else
+``$MP_BUILD_DIR/lib``, else the repository's ``build/lib``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Error", "Model", "TensorInfo", "compile", "library_path", "version"]
+
+
+class Error(RuntimeError):
+    """An error reported by mp (the message names the file, input or node)."""
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("dtype", ctypes.c_char_p),
+        ("rank", ctypes.c_int64),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("data", ctypes.c_void_p),
+        ("nbytes", ctypes.c_size_t),
+    ]
+
+
+def library_path() -> Path:
+    """Where libMPCAPI.so is looked for (see the module docstring)."""
+    if os.environ.get("MP_LIBRARY"):
+        return Path(os.environ["MP_LIBRARY"])
+    build = os.environ.get("MP_BUILD_DIR")
+    root = Path(build) if build else Path(__file__).resolve().parents[2] / "build"
+    return root / "lib" / "libMPCAPI.so"
+
+
+_lib = None
+
+
+def _library() -> ctypes.CDLL:
+    global _lib
+    if _lib is not None:
+        return _lib
+    path = library_path()
+    if not path.is_file():
+        raise Error(f"cannot find the mp C library at {path}: build mp "
+                    "(./scripts/test.sh or ninja -C build MPCAPI), or set "
+                    "MP_LIBRARY to libMPCAPI.so")
+    lib = ctypes.CDLL(str(path))
+    P, c_char_pp = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
+    sigs = {
+        "mpVersion": ([], ctypes.c_char_p),
+        "mpModelLoad": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                         ctypes.POINTER(P), c_char_pp], ctypes.c_int),
+        "mpModelDestroy": ([P], None),
+        "mpModelNumInputs": ([P], ctypes.c_size_t),
+        "mpModelInput": ([P, ctypes.c_size_t], _Tensor),
+        "mpModelNumOutputs": ([P], ctypes.c_size_t),
+        "mpModelOutput": ([P, ctypes.c_size_t], _Tensor),
+        "mpModelRun": ([P, ctypes.POINTER(_Tensor), ctypes.c_size_t,
+                        ctypes.POINTER(P), c_char_pp], ctypes.c_int),
+        "mpResultNumOutputs": ([P], ctypes.c_size_t),
+        "mpResultOutput": ([P, ctypes.c_size_t], _Tensor),
+        "mpResultDestroy": ([P], None),
+        "mpFreeString": ([P], None),
+    }
+    for name, (args, res) in sigs.items():
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = args, res
+    _lib = lib
+    return lib
+
+
+def _check(rc: int, error: ctypes.c_void_p) -> None:
+    if rc == 0:
+        return
+    lib = _library()
+    message = ctypes.string_at(error.value).decode(errors="replace") if error.value else "mp: unknown error"
+    lib.mpFreeString(error)
+    raise Error(message)
+
+
+def version() -> str:
+    return _library().mpVersion().decode()
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """A graph input or output: shape dims are None where dynamic; dtype is
+    None for outputs whose type the model does not declare."""
+    name: str
+    dtype: np.dtype | None
+    shape: tuple[int | None, ...] | None
+
+    @staticmethod
+    def _from(t: _Tensor) -> "TensorInfo":
+        dtype = np.dtype(t.dtype.decode()) if t.dtype else None
+        shape = tuple(None if t.shape[i] < 0 else int(t.shape[i]) for i in range(t.rank)) \
+            if t.dtype else None
+        return TensorInfo(t.name.decode(), dtype, shape)
+
+
+class Model:
+    """A loaded model; see :func:`compile`."""
+
+    def __init__(self, path: str | os.PathLike, precision: str = "fp32",
+                 policy: str | os.PathLike | None = None):
+        lib = _library()
+        self._lib = lib
+        self._handle = ctypes.c_void_p()
+        self.path = Path(path)
+        self.precision = precision
+        error = ctypes.c_void_p()
+        rc = lib.mpModelLoad(os.fsencode(path), precision.encode(),
+                             os.fsencode(policy) if policy is not None else None,
+                             ctypes.byref(self._handle), ctypes.byref(error))
+        _check(rc, error)
+        self.inputs = [TensorInfo._from(lib.mpModelInput(self._handle, i))
+                       for i in range(lib.mpModelNumInputs(self._handle))]
+        self.outputs = [TensorInfo._from(lib.mpModelOutput(self._handle, i))
+                        for i in range(lib.mpModelNumOutputs(self._handle))]
+
+    def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+        """Runs the model. ``inputs`` maps graph input names to arrays (or is
+        a sequence in graph-input order). Returns ``{output name: array}`` in
+        graph order. Arrays are not converted: a float64 array for a float32
+        input is an error, as is a wrong rank or static dim."""
+        items = list(inputs.items()) if isinstance(inputs, Mapping) \
+            else [(None, a) for a in inputs]
+        arrays, tensors = [], (_Tensor * max(len(items), 1))()
+        for i, (name, a) in enumerate(items):
+            a = np.ascontiguousarray(a)
+            if a.dtype.byteorder == ">":
+                raise Error(f"input {name or i}: big-endian arrays are not supported")
+            arrays.append(a)
+            shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
+            arrays.append(shape)
+            tensors[i] = _Tensor(name.encode() if name is not None else None,
+                                 a.dtype.str.encode(), a.ndim, shape,
+                                 a.ctypes.data, a.nbytes)
+        result, error = ctypes.c_void_p(), ctypes.c_void_p()
+        rc = self._lib.mpModelRun(self._handle, tensors, len(items),
+                                  ctypes.byref(result), ctypes.byref(error))
+        _check(rc, error)
+        try:
+            outs = {}
+            for i in range(self._lib.mpResultNumOutputs(result)):
+                t = self._lib.mpResultOutput(result, i)
+                shape = tuple(int(t.shape[d]) for d in range(t.rank))
+                out = np.empty(shape, dtype=np.dtype(t.dtype.decode()))
+                if t.nbytes:
+                    ctypes.memmove(out.ctypes.data, t.data, t.nbytes)
+                outs[t.name.decode()] = out
+            return outs
+        finally:
+            self._lib.mpResultDestroy(result)
+
+    def close(self) -> None:
+        if getattr(self, "_handle", None) and self._handle.value:
+            self._lib.mpModelDestroy(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self) -> "Model":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"mp.Model({str(self.path)!r}, precision={self.precision!r})"
+
+
+def compile(path: str | os.PathLike, precision: str = "fp32",
+            policy: str | os.PathLike | None = None) -> Model:
+    """Loads an ONNX model for CPU execution in ``precision`` ("fp32" or
+    "mixed", with an optional precision ``policy`` JSON file)."""
+    return Model(path, precision, policy)
