@@ -18,7 +18,7 @@ namespace mp {
 /// Variants kept per model; a decoder called with growing lengths would
 /// otherwise keep one JIT per length.
 constexpr size_t kMaxVariants = 8;
-/// Integer inputs with at most this many elements are compiled in.
+/// Integer and bool inputs with at most this many elements are compiled in.
 constexpr int64_t kMaxCompiledInElements = 64;
 
 void registerModelDialects(DialectRegistry &registry) {
@@ -121,8 +121,9 @@ bool Model::checkInputs(ArrayRef<HostTensor> inputs) const {
 }
 
 bool Model::isCompiledIn(const HostTensor &t) {
-  auto elt = dyn_cast<IntegerType>(t.elementType);
-  return elt && elt.getWidth() > 1 && t.numElements() <= kMaxCompiledInElements;
+  // Bools too: flags such as Dropout's training_mode decide the graph.
+  return isa<IntegerType>(t.elementType) &&
+         t.numElements() <= kMaxCompiledInElements;
 }
 
 std::string Model::variantKey(ArrayRef<HostTensor> inputs) const {
@@ -151,8 +152,17 @@ CpuRunner *Model::variantFor(ArrayRef<HostTensor> inputs) {
   for (const HostTensor &t : inputs) {
     if (isCompiledIn(t)) {
       auto type = RankedTensorType::get(t.shape, t.elementType);
-      importOptions.constantInputs[t.name] =
-          DenseElementsAttr::getFromRawBuffer(type, t.data);
+      // MLIR packs i1 elements as bits; host bools are one byte each.
+      if (t.elementType.isInteger(1)) {
+        SmallVector<bool> bits;
+        for (char c : t.data)
+          bits.push_back(c != 0);
+        importOptions.constantInputs[t.name] =
+            DenseElementsAttr::get(type, bits);
+      } else {
+        importOptions.constantInputs[t.name] =
+            DenseElementsAttr::getFromRawBuffer(type, t.data);
+      }
       continue;
     }
     runtimeInputs.push_back(t);

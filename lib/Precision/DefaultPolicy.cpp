@@ -71,6 +71,7 @@ static const DefaultPolicyEntry kTable[] = {
     {"Less", "mp.less", I, false, "comparison of values already in its inputs' precision"},
     {"LessOrEqual", "mp.less_or_equal", I, false, "comparison of values already in its inputs' precision"},
     {"ArgMax", "mp.arg_max", I, false, "index of the maximum: follows its input"},
+    {"ArgMin", "mp.arg_min", I, false, "index of the minimum: follows its input"},
     {"RotaryEmbedding", "mp.rotary_embedding", I, false, "rotation by precomputed cos/sin: bounded"},
     {"RotaryEmbedding", "mp.ms.rotary_embedding", I, false, "rotation by precomputed cos/sin: bounded"},
 
@@ -104,6 +105,9 @@ static const DefaultPolicyEntry kTable[] = {
     {"Cos", "mp.cos", D, false, "large phase arguments (positions x frequencies) lose precision in fp16"},
     {"ReduceSumSquare", "mp.reduce_sum_square", D, false, "squares overflow fp16"},
     {"ReduceL2", "mp.reduce_l2", D, false, "squares overflow fp16"},
+    {"ReduceL1", "mp.reduce_l1", I, true, "sum of magnitudes: fp32 accumulator, like ReduceSum"},
+    {"ReduceLogSum", "mp.reduce_log_sum", D, false, "log of a sum: the sum overflows fp16"},
+    {"ReduceLogSumExp", "mp.reduce_log_sum_exp", D, false, "exp overflows fp16"},
     {"ReduceProd", "mp.reduce_prod", D, false, "products overflow or underflow fp16"},
     {"CumSum", "mp.cumsum", D, false, "long running sums lose precision in fp16"},
     {"Resize", "mp.resize", D, false, "vocoder upsampling: interpolation weights need fp32"},

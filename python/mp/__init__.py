@@ -5,7 +5,7 @@
     outs = m.run({"x": x})                           # {name: numpy array}
 
 ``compile`` imports the model (errors in the file or unsupported ops are
-raised here when the model has no integer inputs); the first ``run`` with a
+raised here when the model has no integer or bool inputs); the first ``run`` with a
 given set of input shapes JIT-compiles it for the CPU and later runs with
 the same shapes reuse that code. Everything goes through the project's C API
 (``include/mp-c/Model.h``, ``libMPCAPI.so``) with ctypes -- no subprocess.
@@ -146,7 +146,10 @@ class Model:
             else [(None, a) for a in inputs]
         arrays, tensors = [], (_Tensor * max(len(items), 1))()
         for i, (name, a) in enumerate(items):
-            a = np.ascontiguousarray(a)
+            # np.ascontiguousarray would turn a 0-d array into shape (1,).
+            a = np.asarray(a)
+            if not a.flags.c_contiguous:
+                a = a.copy(order="C")
             if a.dtype.byteorder == ">":
                 raise Error(f"input {name or i}: big-endian arrays are not supported")
             arrays.append(a)

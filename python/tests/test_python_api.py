@@ -112,6 +112,25 @@ def test_integer_inputs_are_compiled_in_per_value(tmp_path):
         np.testing.assert_array_equal(got, data.reshape(target))
 
 
+def test_scalar_inputs_keep_rank_zero(tmp_path):
+    """A 0-d array is passed as a scalar (not as shape [1]); checked with numpy."""
+    _require_library()
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "s"], ["y"], name="scale")], "scale",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "scale.onnx"))
+    m = mp.compile(tmp_path / "scale.onnx")
+    x = np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    np.testing.assert_array_equal(m.run({"x": x, "s": np.float32(3.0)})["y"], x * 3)
+    np.testing.assert_array_equal(m.run({"x": x[::-1], "s": np.array(2.0, np.float32)})["y"],
+                                  x[::-1] * 2)
+
+
 @pytest.mark.parametrize("feeds,message", [
     (lambda x: {"nope": x}, "the model has no input named 'nope'"),
     (lambda x: {"mel_frame": x}, "missing input 'encoder_out'"),

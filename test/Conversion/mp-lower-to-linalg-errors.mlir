@@ -10,8 +10,9 @@ func.func @dynamic(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {
 // -----
 
 // Ops without a CPU lowering yet are named.
-func.func @einsum(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
-  %0 = mp.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32> loc("einsum0")
-  return %0 : tensor<2x4xf32>
+func.func @resize(%a: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  %s = mp.constant dense<[1.0, 1.0, 2.0, 2.0]> : tensor<4xf32>
+  %0 = mp.resize %a scales %s {nearest_mode = "floor"} : (tensor<1x1x2x2xf32>, tensor<4xf32>) -> tensor<1x1x4x4xf32> loc("resize0")
+  return %0 : tensor<1x1x4x4xf32>
 }
-// CHECK: error: {{.*}}cannot lower 'mp.einsum' (node 'einsum0'): this op has no CPU lowering yet
+// CHECK: error: {{.*}}cannot lower 'mp.resize' (node 'resize0'): this op has no CPU lowering yet

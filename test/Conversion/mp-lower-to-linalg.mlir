@@ -28,10 +28,14 @@ func.func @f16_exp(%a: tensor<4xf16>) -> tensor<4xf16> {
 // -----
 
 // f16 matmul accumulates in f32 (the plan's accumulate type), then rounds.
+// Loops (b, m, k, n): the reduction sits outside the contiguous n loop.
+// CHECK-DAG: #[[LHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[RHS:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-LABEL: func.func @f16_matmul(
 // CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[ACC:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<2x8x5xf32>)
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]
 // CHECK-SAME: outs(%[[ACC]] : tensor<2x8x5xf32>)
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 func.func @f16_matmul(%a: tensor<2x8x4xf16>, %b: tensor<4x5xf16>) -> tensor<2x8x5xf16> {

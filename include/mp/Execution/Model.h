@@ -42,9 +42,9 @@ struct TensorSpec {
 void registerModelDialects(mlir::DialectRegistry &registry);
 
 /// An ONNX model compiled for the CPU on demand: one JIT-compiled variant per
-/// distinct set of input shapes. Small integer inputs (axes, shapes, repeats)
-/// are compiled in as constants, so their values are part of the variant's
-/// key and the shapes they decide are static.
+/// distinct set of input shapes. Small integer and bool inputs (axes, shapes,
+/// repeats, flags) are compiled in as constants, so their values are part of
+/// the variant's key and the shapes they decide are static.
 ///
 /// Errors are emitted as diagnostics on the context (attach a handler to
 /// print or capture them) and reported by a null/false return.

@@ -1,4 +1,4 @@
-//===- ContractionToLinalg.cpp - MatMul and Gemm to linalg ----------------===//
+//===- ContractionToLinalg.cpp - MatMul, Gemm and Einsum to linalg --------===//
 //
 // One linalg.generic contraction per op, broadcasting batch dims, with an
 // accumulator of the type the precision plan asks for (f32 for f16 data).
@@ -12,6 +12,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace mp::lowering;
@@ -28,8 +31,8 @@ Type accumulatorFor(Operation *op, Type elt) {
   return accumulatorType(elt);
 }
 
-/// out[b.., m, n] = sum_k lhs[b.., m, k] * rhs[b.., k, n] over the
-/// iteration space (b.., m, n, k); `lhsMap`/`rhsMap` read the operands.
+/// out[b.., m, n] = sum_k lhs[b.., m, k] * rhs[b.., k, n]; `lhsMap`/`rhsMap`
+/// read the operands in terms of (b.., m, n, k).
 Value contract(OpBuilder &b, Location loc, RankedTensorType outType,
                Value lhs, AffineMap lhsMap, Value rhs, AffineMap rhsMap,
                Type acc) {
@@ -42,12 +45,24 @@ Value contract(OpBuilder &b, Location loc, RankedTensorType outType,
   for (int64_t i = 0; i < rank - 1; ++i)
     outExprs.push_back(b.getAffineDimExpr(i));
   AffineMap outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
-  SmallVector<utils::IteratorType> iterators(rank - 1,
+  // Loops in the order (b.., m, k, n): the innermost loop walks a row of
+  // the output and of rhs contiguously and carries no reduction, so LLVM
+  // vectorizes it without reassociating sums (m == 1 in a decode step makes
+  // the (.., n, k) order stride through the weights column by column).
+  SmallVector<AffineExpr> swap;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    swap.push_back(b.getAffineDimExpr(i));
+  swap.push_back(b.getAffineDimExpr(rank - 1));
+  swap.push_back(b.getAffineDimExpr(rank - 2));
+  AffineMap toNew = AffineMap::get(rank, 0, swap, b.getContext());
+  SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
+  iterators[rank - 2] = utils::IteratorType::reduction;
   auto generic = linalg::GenericOp::create(
       b, loc, accType, ValueRange{lhs, rhs}, init,
-      ArrayRef<AffineMap>{lhsMap, rhsMap, outMap}, iterators,
+      ArrayRef<AffineMap>{lhsMap.compose(toNew), rhsMap.compose(toNew),
+                          outMap.compose(toNew)},
+      iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange a) {
         Value x = castScalar(nb, nloc, a[0], acc);
         Value y = castScalar(nb, nloc, a[1], acc);
@@ -162,10 +177,150 @@ struct GemmLowering : public OpRewritePattern<GemmOp> {
   }
 };
 
+/// Einsum as one generic: a loop per distinct letter (and per dim an
+/// ellipsis covers, right-aligned and broadcast like numpy), reduction over
+/// the letters missing from the output, products summed in the accumulator.
+struct EinsumLowering : public OpRewritePattern<EinsumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EinsumOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    std::string eq;
+    for (char ch : op.getEquation())
+      if (ch != ' ')
+        eq += ch;
+    StringRef equation = eq;
+    auto [lhs, out] = equation.split("->");
+    bool explicitOut = equation.contains("->");
+    SmallVector<StringRef> terms;
+    lhs.split(terms, ',');
+    if (terms.size() != op.getInputs().size())
+      return rewriter.notifyMatchFailure(op, "operand count");
+
+    // Each operand as a list of symbols: a letter, or '0'+k for the k-th
+    // ellipsis dim counted from the right.
+    int64_t ellipsisDims = 0;
+    SmallVector<SmallVector<char>> symbols;
+    for (auto [term, v] : llvm::zip(terms, op.getInputs())) {
+      int64_t rank = typeOf(v).getRank();
+      int64_t letters = llvm::count_if(term, llvm::isAlpha);
+      int64_t e = term.contains("...") ? rank - letters : 0;
+      if (e < 0 || (!term.contains("...") && letters != rank))
+        return rewriter.notifyMatchFailure(op, "rank mismatch");
+      ellipsisDims = std::max(ellipsisDims, e);
+      SmallVector<char> syms;
+      for (size_t i = 0; i < term.size(); ++i) {
+        if (term.substr(i).starts_with("...")) {
+          for (int64_t k = e - 1; k >= 0; --k)
+            syms.push_back('0' + k);
+          i += 2;
+        } else {
+          syms.push_back(term[i]);
+        }
+      }
+      symbols.push_back(syms);
+    }
+    SmallVector<char> outSyms;
+    if (explicitOut) {
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (out.substr(i).starts_with("...")) {
+          for (int64_t k = ellipsisDims - 1; k >= 0; --k)
+            outSyms.push_back('0' + k);
+          i += 2;
+        } else {
+          outSyms.push_back(out[i]);
+        }
+      }
+    } else {
+      // Implicit: the ellipsis dims, then letters used once, sorted.
+      for (int64_t k = ellipsisDims - 1; k >= 0; --k)
+        outSyms.push_back('0' + k);
+      std::map<char, int> uses;
+      for (auto &syms : symbols)
+        for (char ch : syms)
+          if (llvm::isAlpha(ch))
+            ++uses[ch];
+      for (auto [ch, n] : uses)
+        if (n == 1)
+          outSyms.push_back(ch);
+    }
+
+    // Loops: output symbols first (parallel), then the rest (reduction).
+    SmallVector<char> loops(outSyms.begin(), outSyms.end());
+    for (auto &syms : symbols)
+      for (char ch : syms)
+        if (!llvm::is_contained(loops, ch))
+          loops.push_back(ch);
+    SmallVector<int64_t> sizes(loops.size(), 1);
+    for (auto [syms, v] : llvm::zip(symbols, op.getInputs()))
+      for (auto [ch, d] : llvm::zip(syms, typeOf(v).getShape()))
+        if (d != 1)
+          sizes[llvm::find(loops, ch) - loops.begin()] = d;
+
+    MLIRContext *ctx = op.getContext();
+    int64_t numLoops = loops.size();
+    SmallVector<AffineMap> maps;
+    for (auto [syms, v] : llvm::zip(symbols, op.getInputs())) {
+      SmallVector<AffineExpr> exprs;
+      for (auto [ch, d] : llvm::zip(syms, typeOf(v).getShape())) {
+        int64_t loop = llvm::find(loops, ch) - loops.begin();
+        exprs.push_back(d == 1 && sizes[loop] != 1
+                            ? getAffineConstantExpr(0, ctx)
+                            : getAffineDimExpr(loop, ctx));
+      }
+      maps.push_back(AffineMap::get(numLoops, 0, exprs, ctx));
+    }
+    SmallVector<AffineExpr> outExprs;
+    for (size_t i = 0; i < outSyms.size(); ++i)
+      outExprs.push_back(getAffineDimExpr(i, ctx));
+    maps.push_back(AffineMap::get(numLoops, 0, outExprs, ctx));
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t i = 0; i < numLoops; ++i)
+      iterators.push_back(i < (int64_t)outSyms.size()
+                              ? utils::IteratorType::parallel
+                              : utils::IteratorType::reduction);
+
+    Location loc = op.getLoc();
+    RankedTensorType outType = op.getType();
+    Type elt = outType.getElementType();
+    Type acc = accumulatorFor(op, elt);
+    bool isFloat = isa<FloatType>(acc);
+    Value init = linalg::FillOp::create(
+                     rewriter, loc, scalarConst(rewriter, loc, acc, 0),
+                     ValueRange{tensor::EmptyOp::create(
+                         rewriter, loc, outType.getShape(), acc)})
+                     .getResult(0);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, RankedTensorType::get(outType.getShape(), acc),
+        op.getInputs(), init, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value p = castScalar(b, l, a[0], acc);
+          for (Value x : a.drop_front().drop_back()) {
+            x = castScalar(b, l, x, acc);
+            p = isFloat ? Value(arith::MulFOp::create(b, l, p, x))
+                        : Value(arith::MulIOp::create(b, l, p, x));
+          }
+          Value sum = isFloat ? Value(arith::AddFOp::create(b, l, a.back(), p))
+                              : Value(arith::AddIOp::create(b, l, a.back(), p));
+          linalg::YieldOp::create(b, l, sum);
+        });
+    Value r = generic.getResult(0);
+    if (acc != elt)
+      r = elementwise(rewriter, loc, outType, r,
+                      [&](OpBuilder &b, Location l, ValueRange a) {
+                        return castScalar(b, l, a[0], elt);
+                      });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateContractionToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<MatMulLowering, GemmLowering>(patterns.getContext());
+  patterns.add<MatMulLowering, GemmLowering, EinsumLowering>(
+      patterns.getContext());
 }
 
 } // namespace mp

@@ -30,9 +30,9 @@ bool isElementwise(Operation *op) {
              LogOp, ReciprocalOp, ReluOp, SigmoidOp, SoftplusOp, SqrtOp, TanhOp,
              NotOp, IdentityOp, EluOp, LeakyReluOp, HardSigmoidOp, GeluOp,
              QuickGeluOp, IsInfOp, IsNaNOp, CastOp, ClipOp, AddOp, SubOp, MulOp,
-             DivOp, PowOp, ModOp, AndOp, OrOp, PReluOp, BiasGeluOp, FastGeluOp,
-             EqualOp, GreaterOp, GreaterOrEqualOp, LessOp, LessOrEqualOp, MaxOp,
-             MinOp, MeanOp, SumOp, WhereOp>(op);
+             DivOp, PowOp, ModOp, AndOp, OrOp, XorOp, BitShiftOp, PReluOp,
+             BiasGeluOp, FastGeluOp, EqualOp, GreaterOp, GreaterOrEqualOp,
+             LessOp, LessOrEqualOp, MaxOp, MinOp, MeanOp, SumOp, WhereOp>(op);
 }
 
 /// The type scalars are computed in: f32 for half types.
@@ -214,6 +214,21 @@ Value scalarBody(Operation *op, OpBuilder &b, Location loc, Type t,
       })
       .Case([&](AndOp) { return arith::AndIOp::create(b, loc, a[0], a[1]); })
       .Case([&](OrOp) { return arith::OrIOp::create(b, loc, a[0], a[1]); })
+      .Case([&](XorOp) { return arith::XOrIOp::create(b, loc, a[0], a[1]); })
+      .Case([&](BitShiftOp o) -> Value {
+        // Shifts by the width or more give 0 in ONNX; arith leaves them
+        // undefined.
+        Type t = a[0].getType();
+        Value width = scalarConst(b, loc, t, t.getIntOrFloatBitWidth());
+        Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              a[1], width);
+        Value shifted =
+            o.getDirection() == "LEFT"
+                ? Value(arith::ShLIOp::create(b, loc, a[0], a[1]))
+                : Value(arith::ShRUIOp::create(b, loc, a[0], a[1]));
+        return arith::SelectOp::create(b, loc, inRange, shifted,
+                                       scalarConst(b, loc, t, 0));
+      })
       .Case([&](PReluOp) {
         return s.select(s.cmp(FP::OLT, IP::slt, IP::ult, a[0], s.c(0)),
                         s.mul(a[0], a[1]), a[0]);

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mp {
@@ -22,6 +23,7 @@ void populateReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateShapeToTensorPatterns(mlir::RewritePatternSet &patterns);
 void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   populateElementwiseToLinalgPatterns(patterns);
@@ -30,6 +32,7 @@ void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   populateShapeToTensorPatterns(patterns);
   populateAttentionToLinalgPatterns(patterns);
   populateNNToLinalgPatterns(patterns);
+  populateIndexingToLinalgPatterns(patterns);
 }
 } // namespace mp
 
@@ -63,7 +66,39 @@ struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
       failedAny = true;
     });
     if (failedAny)
-      signalPassFailure();
+      return signalPassFailure();
+    makeIntegersSignless(getOperation());
+  }
+
+  /// The lowering picked unsigned arith ops (divui, maxui, cmpi ult,
+  /// uitofp, extui) from the mp types; arith itself only takes signless
+  /// integers, so ui8..ui64 become i8..i64 everywhere (values, block
+  /// arguments, function types, constants) with the same bits.
+  static void makeIntegersSignless(Operation *root) {
+    auto signless = [](Type t) -> Type {
+      auto i = dyn_cast<IntegerType>(t);
+      return i && !i.isSignless() ? IntegerType::get(t.getContext(), i.getWidth())
+                                  : Type();
+    };
+    // Constants first: their payload is re-typed bit for bit.
+    root->walk([&](arith::ConstantOp c) {
+      if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue())) {
+        if (Type to = signless(dense.getElementType()))
+          c.setValueAttr(dense.bitcast(to));
+      } else if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+        if (Type to = signless(i.getType()))
+          c.setValueAttr(IntegerAttr::get(to, i.getValue()));
+      }
+    });
+    AttrTypeReplacer replacer;
+    replacer.addReplacement([](IntegerType t) -> std::optional<Type> {
+      if (t.isSignless())
+        return std::nullopt;
+      return IntegerType::get(t.getContext(), t.getWidth());
+    });
+    replacer.recursivelyReplaceElementsIn(root, /*replaceAttrs=*/true,
+                                          /*replaceLocs=*/false,
+                                          /*replaceTypes=*/true);
   }
 };
 

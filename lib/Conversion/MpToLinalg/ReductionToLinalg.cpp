@@ -84,6 +84,33 @@ struct SoftmaxLowering : public OpRewritePattern<OpTy> {
   }
 };
 
+/// log(sum(exp(x))) over `axes` in `acc` as m + log(sum(exp(x - m))) with m
+/// the maximum (0 where it is -inf, so that all -inf gives -inf, not NaN).
+Value logSumExp(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> axes,
+                Type acc) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value m = reduce(b, loc, x, axes, acc, -INFINITY, maxF);
+  m = map(b, loc, m, acc, [&](OpBuilder &nb, Location l, ValueRange a) {
+    Value isInf = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, a[0],
+                                        scalarConst(nb, l, acc, -INFINITY));
+    return arith::SelectOp::create(nb, l, isInf, scalarConst(nb, l, acc, 0.0),
+                                   a[0]);
+  });
+  Value e = withStat(b, loc, RankedTensorType::get(type.getShape(), acc), x, m,
+                     axes, [&](OpBuilder &nb, Location l, ValueRange a) {
+                       Value v = castScalar(nb, l, a[0], acc);
+                       return math::ExpOp::create(
+                           nb, l, arith::SubFOp::create(nb, l, v, a[1]));
+                     });
+  Value sum = reduce(b, loc, e, axes, acc, 0.0, addF);
+  auto statType = cast<RankedTensorType>(sum.getType());
+  return elementwise(b, loc, statType, {sum, m},
+                     [&](OpBuilder &nb, Location l, ValueRange a) {
+                       return addF(nb, l, math::LogOp::create(nb, l, a[0]),
+                                   a[1]);
+                     });
+}
+
 /// Reduce* ops: accumulate, finish, round, and keep dims if asked.
 struct ReduceLowering : public RewritePattern {
   ReduceLowering(MLIRContext *ctx)
@@ -92,7 +119,8 @@ struct ReduceLowering : public RewritePattern {
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
     if (!isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
-             ReduceSumSquareOp, ReduceL2Op>(op))
+             ReduceSumSquareOp, ReduceL2Op, ReduceL1Op, ReduceLogSumOp,
+             ReduceLogSumExpOp>(op))
       return failure();
     if (!allStatic(op))
       return rewriter.notifyMatchFailure(op, "dynamic shape");
@@ -126,8 +154,24 @@ struct ReduceLowering : public RewritePattern {
                      : Value(arith::MulIOp::create(b, l, a, c));
     };
     Value r = llvm::TypeSwitch<Operation *, Value>(op)
-                  .Case<ReduceSumOp, ReduceMeanOp>([&](Operation *) {
-                    return reduce(rewriter, loc, x, axes, acc, 0.0, add);
+                  .Case<ReduceSumOp, ReduceMeanOp, ReduceLogSumOp>(
+                      [&](Operation *) {
+                        return reduce(rewriter, loc, x, axes, acc, 0.0, add);
+                      })
+                  .Case([&](ReduceL1Op) {
+                    return reduce(
+                        rewriter, loc, x, axes, acc, 0.0,
+                        [&](OpBuilder &b, Location l, Value a, Value c) {
+                          Value m = a;
+                          if (isFloat)
+                            m = math::AbsFOp::create(b, l, a);
+                          else if (!isUnsignedLike)
+                            m = math::AbsIOp::create(b, l, a);
+                          return add(b, l, m, c);
+                        });
+                  })
+                  .Case([&](ReduceLogSumExpOp) {
+                    return logSumExp(rewriter, loc, x, axes, acc);
                   })
                   .Case([&](ReduceProdOp) {
                     return reduce(rewriter, loc, x, axes, acc, 1.0, mul);
@@ -177,6 +221,8 @@ struct ReduceLowering : public RewritePattern {
                                   b, l, v, scalarConst(b, l, acc, n)));
               if (isa<ReduceL2Op>(op))
                 v = math::SqrtOp::create(b, l, v);
+              if (isa<ReduceLogSumOp>(op))
+                v = math::LogOp::create(b, l, v);
               return castScalar(b, l, v, elt);
             });
     rewriter.replaceOp(op, reshapeTo(rewriter, loc, r, outType));
@@ -326,6 +372,118 @@ struct RMSNormLowering : public OpRewritePattern<RMSNormOp> {
   }
 };
 
+/// `param` ([C], or [G] with groups) shaped to broadcast against a tensor
+/// whose channel-like dims sit at `lead` with `trailing` dims after them.
+Value channelParam(OpBuilder &b, Location loc, Value param,
+                   ArrayRef<int64_t> lead, int64_t trailing) {
+  SmallVector<int64_t> shape(lead.begin(), lead.end());
+  shape.append(trailing, 1);
+  return reshapeTo(b, loc, param,
+                   RankedTensorType::get(shape, typeOf(param).getElementType()));
+}
+
+/// Inference BatchNormalization: the statistics are inputs ([C]).
+struct BatchNormLowering : public OpRewritePattern<BatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BatchNormOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    auto outType = cast<RankedTensorType>(op.getOutput().getType());
+    int64_t rank = outType.getRank();
+    Type stash = accumulatorType(outType.getElementType());
+    SmallVector<int64_t> axes = {0};
+    for (int64_t d = 2; d < rank; ++d)
+      axes.push_back(d);
+    double eps = op.getEpsilon().convertToDouble();
+    auto statType = RankedTensorType::get(typeOf(op.getMean()).getShape(), stash);
+    Stats s;
+    s.mean = elementwise(rewriter, loc, statType, op.getMean(),
+                         [&](OpBuilder &b, Location l, ValueRange a) {
+                           return castScalar(b, l, a[0], stash);
+                         });
+    s.invStd = elementwise(
+        rewriter, loc, statType, op.getVariance(),
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value v = addF(b, l, castScalar(b, l, a[0], stash),
+                         scalarConst(b, l, stash, eps));
+          return arith::DivFOp::create(b, l, scalarConst(b, l, stash, 1.0),
+                                       math::SqrtOp::create(b, l, v));
+        });
+    int64_t c = outType.getDimSize(1);
+    Value y = normalize(
+        rewriter, loc, outType, op.getInput(), s, true, axes,
+        channelParam(rewriter, loc, op.getScale(), {c}, rank - 2),
+        channelParam(rewriter, loc, op.getBias(), {c}, rank - 2), stash);
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// InstanceNormalization: statistics over the spatial dims of each (n, c).
+struct InstanceNormLowering : public OpRewritePattern<InstanceNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(InstanceNormOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    auto outType = cast<RankedTensorType>(op.getOutput().getType());
+    int64_t rank = outType.getRank();
+    Type stash = accumulatorType(outType.getElementType());
+    SmallVector<int64_t> axes;
+    for (int64_t d = 2; d < rank; ++d)
+      axes.push_back(d);
+    Stats s = normalizationStats(rewriter, loc, op.getInput(), axes, stash,
+                                 op.getEpsilon().convertToDouble(), false);
+    int64_t c = outType.getDimSize(1);
+    Value y = normalize(
+        rewriter, loc, outType, op.getInput(), s, true, axes,
+        channelParam(rewriter, loc, op.getScale(), {c}, rank - 2),
+        channelParam(rewriter, loc, op.getBias(), {c}, rank - 2), stash);
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+/// GroupNormalization: x viewed as [N, G, C/G, S] with statistics over the
+/// last two dims; scale/bias per channel ([G, C/G, 1]) or per group
+/// ([G, 1, 1], opset 18).
+struct GroupNormLowering : public OpRewritePattern<GroupNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GroupNormOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    auto outType = cast<RankedTensorType>(op.getOutput().getType());
+    int64_t n = outType.getDimSize(0), c = outType.getDimSize(1);
+    int64_t g = op.getNumGroups();
+    if (g <= 0 || c % g != 0)
+      return rewriter.notifyMatchFailure(op, "channels not divisible");
+    int64_t spatial = outType.getNumElements() / std::max<int64_t>(n * c, 1);
+    Type elt = outType.getElementType(), stash = accumulatorType(elt);
+    auto grouped = RankedTensorType::get({n, g, c / g, spatial}, elt);
+    Value x = reshapeTo(rewriter, loc, op.getInput(), grouped);
+    SmallVector<int64_t> axes = {2, 3};
+    Stats s = normalizationStats(rewriter, loc, x, axes, stash,
+                                 op.getEpsilon().convertToDouble(), false);
+    SmallVector<int64_t> lead = {g, c / g};
+    int64_t trailing = 1;
+    if (op.getPerGroupAffine()) {
+      lead = {g};
+      trailing = 2;
+    }
+    Value y = normalize(
+        rewriter, loc, grouped, x, s, true, axes,
+        channelParam(rewriter, loc, op.getScale(), lead, trailing),
+        channelParam(rewriter, loc, op.getBias(), lead, trailing), stash);
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, y, outType));
+    return success();
+  }
+};
+
 /// com.microsoft SkipLayerNormalization (and the simplified RMS form):
 /// sum = input + skip (+ bias), then normalize over the last axis.
 struct SkipLayerNormLowering : public OpRewritePattern<SkipLayerNormOp> {
@@ -451,7 +609,8 @@ void populateReductionToLinalgPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
                ReduceLowering, LayerNormLowering, RMSNormLowering,
-               SkipLayerNormLowering, EmbedLayerNormLowering>(ctx);
+               SkipLayerNormLowering, EmbedLayerNormLowering, BatchNormLowering,
+               InstanceNormLowering, GroupNormLowering>(ctx);
 }
 
 } // namespace mp

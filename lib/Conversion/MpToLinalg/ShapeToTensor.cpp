@@ -117,19 +117,44 @@ struct SliceLowering : public OpRewritePattern<SliceOp> {
         axes->push_back(i);
     int64_t rank = in.getRank();
     SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+    bool reversed = false;
     for (auto [i, a] : llvm::enumerate(*axes)) {
       int64_t axis = a < 0 ? a + rank : a, dim = in.getDimSize(axis);
       int64_t step = (*steps)[i];
-      if (step <= 0)
-        return rewriter.notifyMatchFailure(op, "negative slice step");
+      if (step == 0)
+        return rewriter.notifyMatchFailure(op, "zero slice step");
       int64_t s = (*starts)[i];
       s = s < 0 ? s + dim : s;
-      offsets[axis] = std::min(std::max<int64_t>(s, 0), dim);
+      // ONNX clamps starts to [0, dim] going forward, [0, dim - 1] backward.
+      offsets[axis] = std::min(std::max<int64_t>(s, 0), step > 0 ? dim : dim - 1);
       strides[axis] = step;
+      reversed |= step < 0;
     }
-    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-        op, type, op.getInput(), ValueRange{}, ValueRange{}, ValueRange{},
-        offsets, type.getShape(), strides);
+    // An empty result reads nothing: any in-bounds offset will do.
+    for (int64_t d = 0; d < rank; ++d)
+      if (type.getDimSize(d) == 0)
+        offsets[d] = 0;
+    if (!reversed) {
+      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+          op, type, op.getInput(), ValueRange{}, ValueRange{}, ValueRange{},
+          offsets, type.getShape(), strides);
+      return success();
+    }
+    // Negative steps: out[i..] = in[offset + i * step ..] element by element.
+    Value r = parallelGeneric(
+        rewriter, op.getLoc(), type, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d) {
+            Value i = linalg::IndexOp::create(b, l, d);
+            Value scaled = arith::MulIOp::create(
+                b, l, i, arith::ConstantIndexOp::create(b, l, strides[d]));
+            coords.push_back(arith::AddIOp::create(
+                b, l, scaled, arith::ConstantIndexOp::create(b, l, offsets[d])));
+          }
+          return tensor::ExtractOp::create(b, l, op.getInput(), coords);
+        });
+    rewriter.replaceOp(op, r);
     return success();
   }
 };

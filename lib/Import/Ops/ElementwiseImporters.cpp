@@ -196,6 +196,15 @@ void registerElementwiseImporters(OpTable &t) {
   t.add("Mod", {10, 13}, importMod);
   t.add("And", {7}, plain<AndOp>);
   t.add("Or", {7}, plain<OrOp>);
+  t.add("Xor", {7}, plain<XorOp>);
+  t.add("BitShift", {11}, [](NodeContext &n) -> FailureOr<ValueList> {
+    FailureOr<Value> x = n.required(0, "X"), y = n.required(1, "Y");
+    if (failed(x) || failed(y))
+      return failure();
+    if (!n.hasAttr("direction"))
+      return n.error() << "BitShift needs the direction attribute";
+    return n.results<BitShiftOp>(*x, *y, n.strAttr("direction", ""));
+  });
   t.add("PRelu", {7, 9, 16}, plain<PReluOp>);
   t.add("Equal", {7, 11, 13, 19}, plain<EqualOp>);
   t.add("Greater", {7, 9, 13}, plain<GreaterOp>);

@@ -148,13 +148,14 @@ FailureOr<ValueList> importGroupNorm(NodeContext &n) {
                                 n.b.getBoolAttr(n.since < 21));
 }
 
-FailureOr<ValueList> importArgMax(NodeContext &n) {
+template <typename OpTy>
+FailureOr<ValueList> importArgReduce(NodeContext &n) {
   FailureOr<Value> x = n.required(0, "data");
   if (failed(x))
     return failure();
-  return n.results<ArgMaxOp>(*x, n.i64Attr("axis", 0),
-                             n.boolAttr("keepdims", true),
-                             n.boolAttr("select_last_index", false));
+  return n.results<OpTy>(*x, n.i64Attr("axis", 0),
+                         n.boolAttr("keepdims", true),
+                         n.boolAttr("select_last_index", false));
 }
 
 FailureOr<ValueList> importCumSum(NodeContext &n) {
@@ -174,13 +175,17 @@ FailureOr<ValueList> importCumSum(NodeContext &n) {
 void registerReductionImporters(OpTable &t) {
   // ReduceSum took axes as an input from opset 13, the others from 18.
   addReduce<ReduceSumOp>(t, "ReduceSum", {1, 11, 13}, 13);
+  addReduce<ReduceL1Op>(t, "ReduceL1", {1, 11, 13, 18}, 18);
   addReduce<ReduceL2Op>(t, "ReduceL2", {1, 11, 13, 18}, 18);
+  addReduce<ReduceLogSumOp>(t, "ReduceLogSum", {1, 11, 13, 18}, 18);
+  addReduce<ReduceLogSumExpOp>(t, "ReduceLogSumExp", {1, 11, 13, 18}, 18);
   addReduce<ReduceMaxOp>(t, "ReduceMax", {1, 11, 12, 13, 18, 20}, 18);
   addReduce<ReduceMeanOp>(t, "ReduceMean", {1, 11, 13, 18}, 18);
   addReduce<ReduceMinOp>(t, "ReduceMin", {1, 11, 12, 13, 18, 20}, 18);
   addReduce<ReduceProdOp>(t, "ReduceProd", {1, 11, 13, 18}, 18);
   addReduce<ReduceSumSquareOp>(t, "ReduceSumSquare", {1, 11, 13, 18}, 18);
-  t.add("ArgMax", {1, 11, 12, 13}, importArgMax);
+  t.add("ArgMax", {1, 11, 12, 13}, importArgReduce<ArgMaxOp>);
+  t.add("ArgMin", {1, 11, 12, 13}, importArgReduce<ArgMinOp>);
   t.add("CumSum", {11, 14}, importCumSum);
   t.add("Softmax", {1, 11, 13}, importSoftmax<SoftmaxOp>);
   t.add("LogSoftmax", {1, 11, 13}, importSoftmax<LogSoftmaxOp>);

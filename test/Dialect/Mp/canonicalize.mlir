@@ -358,3 +358,32 @@ func.func @cast_pairs(%h: tensor<2xf16>, %f: tensor<2xf32>, %i: tensor<2xi8>)
 // CHECK: %[[DOWN:.+]] = mp.cast %[[F]] {to = f16} : tensor<2xf32> -> tensor<2xf16>
 // CHECK: %[[UP:.+]] = mp.cast %[[DOWN]] {to = f32} : tensor<2xf16> -> tensor<2xf32>
 // CHECK: return %[[H]], %[[UP]], %[[I]]
+
+// -----
+
+// The boolean and modular shape logic of exporters' expanded functions
+// (e.g. "is the dim divisible by the head count") folds: Mod takes the
+// divisor's sign unless fmod, Neg, And, Or, Xor, Not.
+func.func @logic_folds() -> (tensor<3xi64>, tensor<3xi64>, tensor<2xi64>, tensor<2xi1>, tensor<2xi1>, tensor<2xi1>, tensor<2xi1>) {
+  %a = mp.constant dense<[7, -7, 6]> : tensor<3xi64>
+  %b = mp.constant dense<[3, 3, -4]> : tensor<3xi64>
+  %t = mp.constant dense<[true, false]> : tensor<2xi1>
+  %u = mp.constant dense<[true, true]> : tensor<2xi1>
+  %n = mp.constant dense<[1, -2]> : tensor<2xi64>
+  %0 = mp.mod %a, %b : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %1 = mp.mod %a, %b {fmod = true} : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %2 = mp.neg %n : tensor<2xi64>
+  %3 = mp.and %t, %u : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+  %4 = mp.or %t, %t : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+  %5 = mp.xor %t, %u : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+  %6 = mp.not %t : tensor<2xi1>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<3xi64>, tensor<3xi64>, tensor<2xi64>, tensor<2xi1>, tensor<2xi1>, tensor<2xi1>, tensor<2xi1>
+}
+// CHECK-LABEL: func.func @logic_folds(
+// CHECK-DAG: %[[MOD:.+]] = mp.constant dense<[1, 2, -2]> : tensor<3xi64>
+// CHECK-DAG: %[[FMOD:.+]] = mp.constant dense<[1, -1, 2]> : tensor<3xi64>
+// CHECK-DAG: %[[NEG:.+]] = mp.constant dense<[-1, 2]> : tensor<2xi64>
+// CHECK-DAG: %[[TF:.+]] = mp.constant dense<[true, false]> : tensor<2xi1>
+// CHECK-DAG: %[[FT:.+]] = mp.constant dense<[false, true]> : tensor<2xi1>
+// CHECK: return %[[MOD]], %[[FMOD]], %[[NEG]], %[[TF]], %[[TF]], %[[FT]], %[[FT]]
+// CHECK-NOT: mp.mod

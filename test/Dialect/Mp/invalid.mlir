@@ -377,3 +377,9 @@ func.func @rotary_positions(%x: tensor<1x2x4x16xf32>, %c: tensor<1x4x8xf32>, %p:
   %0 = mp.rotary_embedding %x, %c, %c positions %p : (tensor<1x2x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4xi64>) -> tensor<1x2x4x16xf32>
   return %0 : tensor<1x2x4x16xf32>
 }
+// -----
+func.func @bit_shift_direction(%x: tensor<2xui8>) -> tensor<2xui8> {
+  // expected-error @+1 {{'mp.bit_shift' op direction must be LEFT or RIGHT, got 'UP'}}
+  %0 = mp.bit_shift %x, %x {direction = "UP"} : (tensor<2xui8>, tensor<2xui8>) -> tensor<2xui8>
+  return %0 : tensor<2xui8>
+}

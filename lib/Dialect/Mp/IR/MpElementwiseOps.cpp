@@ -42,6 +42,13 @@ LogicalResult ModOp::verify() {
   return success();
 }
 
+LogicalResult BitShiftOp::verify() {
+  if (getDirection() != "LEFT" && getDirection() != "RIGHT")
+    return emitOpError("direction must be LEFT or RIGHT, got '")
+           << getDirection() << "'";
+  return success();
+}
+
 LogicalResult PReluOp::verify() {
   if (elementTypeOf(getInput()) != elementTypeOf(getSlope()))
     return emitOpError("slope must have the input's element type");
@@ -103,6 +110,16 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   return makeInts(getType(), readInts(input));
 }
 
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  DenseIntElementsAttr input = asDenseInts(adaptor.getInput());
+  if (!input || !isFoldableIntType(getType()))
+    return {};
+  SmallVector<int64_t> values = readInts(input);
+  for (int64_t &v : values)
+    v = -v;
+  return makeInts(getType(), values);
+}
+
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
   return foldBinaryInts(adaptor.getLhs(), adaptor.getRhs(), getType(),
                         [](int64_t a, int64_t b) { return a + b; });
@@ -124,6 +141,19 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
                           if (b == 0)
                             return std::nullopt;
                           return a / b;
+                        });
+}
+
+OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
+  bool fmod = getFmod();
+  return foldBinaryInts(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                        [&](int64_t a, int64_t b) -> std::optional<int64_t> {
+                          if (b == 0)
+                            return std::nullopt;
+                          int64_t r = a % b; // sign of the dividend (fmod)
+                          if (!fmod && r != 0 && ((r < 0) != (b < 0)))
+                            r += b; // sign of the divisor (Python's %)
+                          return r;
                         });
 }
 
@@ -173,6 +203,25 @@ OpFoldResult LessOp::fold(FoldAdaptor a) {
 OpFoldResult LessOrEqualOp::fold(FoldAdaptor a) {
   return foldCompare(a.getLhs(), a.getRhs(), getType(),
                      [](int64_t x, int64_t y) { return x <= y; });
+}
+
+// Boolean logic of exporters' shape code (e.g. "is the dim divisible").
+OpFoldResult AndOp::fold(FoldAdaptor a) {
+  return foldCompare(a.getLhs(), a.getRhs(), getType(),
+                     [](int64_t x, int64_t y) { return x && y; });
+}
+OpFoldResult OrOp::fold(FoldAdaptor a) {
+  return foldCompare(a.getLhs(), a.getRhs(), getType(),
+                     [](int64_t x, int64_t y) { return x || y; });
+}
+OpFoldResult NotOp::fold(FoldAdaptor a) {
+  return foldCompare(a.getInput(), a.getInput(), getType(),
+                     [](int64_t x, int64_t) { return !x; });
+}
+
+OpFoldResult XorOp::fold(FoldAdaptor a) {
+  return foldCompare(a.getLhs(), a.getRhs(), getType(),
+                     [](int64_t x, int64_t y) { return bool(x) != bool(y); });
 }
 
 OpFoldResult WhereOp::fold(FoldAdaptor a) {

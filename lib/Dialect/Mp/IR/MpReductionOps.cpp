@@ -28,20 +28,38 @@ static Type statsType(Value input, int64_t axis, Type elt) {
 }
 
 //===----------------------------------------------------------------------===//
-// ArgMax, CumSum, Softmax
+// ArgMax/ArgMin, CumSum, Softmax
 //===----------------------------------------------------------------------===//
+
+/// ArgMax/ArgMin: the reduced shape, i64.
+static LogicalResult inferArgReduce(MLIRContext *context,
+                                    std::optional<Location> location,
+                                    Value data, int64_t axis, bool keepdims,
+                                    SmallVectorImpl<Type> &types) {
+  SmallVector<Type> reduced;
+  if (failed(inferReduce(location, data, {axis}, keepdims, false, reduced)))
+    return failure();
+  types.push_back(RankedTensorType::get(
+      cast<ShapedType>(reduced[0]).getShape(), IntegerType::get(context, 64)));
+  return success();
+}
 
 LogicalResult ArgMaxOp::inferReturnTypes(MLIRContext *context,
                                          std::optional<Location> location,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
-  SmallVector<Type> reduced;
-  if (failed(inferReduce(location, adaptor.getData(), {(int64_t)adaptor.getAxis()},
-                         adaptor.getKeepdims(), false, reduced)))
-    return failure();
-  types.push_back(RankedTensorType::get(
-      cast<ShapedType>(reduced[0]).getShape(), IntegerType::get(context, 64)));
-  return success();
+  return inferArgReduce(context, location, adaptor.getData(),
+                        (int64_t)adaptor.getAxis(), adaptor.getKeepdims(),
+                        types);
+}
+
+LogicalResult ArgMinOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return inferArgReduce(context, location, adaptor.getData(),
+                        (int64_t)adaptor.getAxis(), adaptor.getKeepdims(),
+                        types);
 }
 
 LogicalResult CumSumOp::verify() {

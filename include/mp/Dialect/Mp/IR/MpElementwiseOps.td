@@ -10,7 +10,10 @@ include "mp/Dialect/Mp/IR/MpBase.td"
 //===----------------------------------------------------------------------===//
 
 def Mp_AbsOp : Mp_UnaryOp<"abs", Mp_NumericTensor> { let summary = "|x|"; }
-def Mp_NegOp : Mp_UnaryOp<"neg", Mp_SignedNumericTensor> { let summary = "-x"; }
+def Mp_NegOp : Mp_UnaryOp<"neg", Mp_SignedNumericTensor> {
+  let summary = "-x";
+  let hasFolder = 1;
+}
 def Mp_SignOp : Mp_UnaryOp<"sign", Mp_NumericTensor> { let summary = "sign(x)"; }
 def Mp_CeilOp : Mp_UnaryOp<"ceil"> { let summary = "ceil(x)"; }
 def Mp_FloorOp : Mp_UnaryOp<"floor"> { let summary = "floor(x)"; }
@@ -27,7 +30,10 @@ def Mp_SigmoidOp : Mp_UnaryOp<"sigmoid"> { let summary = "1/(1+e^-x)"; }
 def Mp_SoftplusOp : Mp_UnaryOp<"softplus"> { let summary = "log(1+e^x)"; }
 def Mp_SqrtOp : Mp_UnaryOp<"sqrt"> { let summary = "square root"; }
 def Mp_TanhOp : Mp_UnaryOp<"tanh"> { let summary = "hyperbolic tangent"; }
-def Mp_NotOp : Mp_UnaryOp<"not", Mp_BoolTensor> { let summary = "logical not"; }
+def Mp_NotOp : Mp_UnaryOp<"not", Mp_BoolTensor> {
+  let summary = "logical not";
+  let hasFolder = 1;
+}
 
 def Mp_IdentityOp : Mp_UnaryOp<"identity", Mp_Tensor> {
   let summary = "y = x (kept only where the graph needs a distinct value)";
@@ -133,9 +139,26 @@ def Mp_ModOp : Mp_BroadcastOp<"mod"> {
                    DefaultValuedAttr<BoolAttr, "false">:$fmod);
   let results = (outs Mp_NumericTensor:$output);
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
-def Mp_AndOp : Mp_BinaryOp<"and", Mp_BoolTensor> { let summary = "logical and"; }
-def Mp_OrOp : Mp_BinaryOp<"or", Mp_BoolTensor> { let summary = "logical or"; }
+def Mp_AndOp : Mp_BinaryOp<"and", Mp_BoolTensor> {
+  let summary = "logical and";
+  let hasFolder = 1;
+}
+def Mp_OrOp : Mp_BinaryOp<"or", Mp_BoolTensor> {
+  let summary = "logical or";
+  let hasFolder = 1;
+}
+def Mp_XorOp : Mp_BinaryOp<"xor", Mp_BoolTensor> {
+  let summary = "logical exclusive or";
+  let hasFolder = 1;
+}
+def Mp_BitShiftOp : Mp_BinaryOp<"bit_shift", Mp_IntTensor> {
+  let summary = "x << y or x >> y (logical) per `direction` (LEFT or RIGHT)";
+  let arguments = (ins Mp_IntTensor:$lhs, Mp_IntTensor:$rhs,
+                   StrAttr:$direction);
+  let hasVerifier = 1;
+}
 def Mp_PReluOp : Mp_BroadcastOp<"prelu"> {
   let summary = "x if x >= 0 else slope*x (slope broadcasts to x)";
   let arguments = (ins Mp_FloatTensor:$input, Mp_FloatTensor:$slope);

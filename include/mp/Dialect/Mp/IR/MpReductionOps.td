@@ -8,6 +8,15 @@ include "mp/Dialect/Mp/IR/MpBase.td"
 def Mp_ReduceL2Op : Mp_ReduceOp<"reduce_l2", Mp_FloatTensor> {
   let summary = "sqrt(sum(x^2)) over axes";
 }
+def Mp_ReduceL1Op : Mp_ReduceOp<"reduce_l1"> {
+  let summary = "sum(|x|) over axes";
+}
+def Mp_ReduceLogSumOp : Mp_ReduceOp<"reduce_log_sum", Mp_FloatTensor> {
+  let summary = "log(sum(x)) over axes";
+}
+def Mp_ReduceLogSumExpOp : Mp_ReduceOp<"reduce_log_sum_exp", Mp_FloatTensor> {
+  let summary = "log(sum(exp(x))) over axes (computed as max + log(sum(exp(x - max))))";
+}
 def Mp_ReduceMaxOp : Mp_ReduceOp<"reduce_max"> { let summary = "max over axes"; }
 def Mp_ReduceMeanOp : Mp_ReduceOp<"reduce_mean"> { let summary = "mean over axes"; }
 def Mp_ReduceMinOp : Mp_ReduceOp<"reduce_min"> { let summary = "min over axes"; }
@@ -17,8 +26,8 @@ def Mp_ReduceSumSquareOp : Mp_ReduceOp<"reduce_sum_square"> {
   let summary = "sum(x^2) over axes";
 }
 
-def Mp_ArgMaxOp : Mp_CustomInferOp<"arg_max"> {
-  let summary = "index of the maximum along axis (first, or last if select_last_index)";
+class Mp_ArgOp<string mnemonic, string what> : Mp_CustomInferOp<mnemonic> {
+  let summary = "index of the " # what # " along axis (first, or last if select_last_index)";
   let arguments = (ins Mp_NumericTensor:$data,
                    DefaultValuedAttr<I64Attr, "0">:$axis,
                    DefaultValuedAttr<BoolAttr, "true">:$keepdims,
@@ -26,6 +35,8 @@ def Mp_ArgMaxOp : Mp_CustomInferOp<"arg_max"> {
   let results = (outs Mp_I64Tensor:$output);
   let assemblyFormat = "$data attr-dict `:` type($data) `->` type($output)";
 }
+def Mp_ArgMaxOp : Mp_ArgOp<"arg_max", "maximum">;
+def Mp_ArgMinOp : Mp_ArgOp<"arg_min", "minimum">;
 
 def Mp_CumSumOp : Mp_InferOp<"cumsum", [], "return ::mp::inferSameAsOperand("
     "adaptor.getOperands(), 0, inferredReturnTypes);"> {

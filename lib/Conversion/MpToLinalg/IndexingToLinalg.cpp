@@ -1,0 +1,355 @@
+//===- IndexingToLinalg.cpp - index-driven ops to linalg/tensor/scf -------===//
+//
+// GatherElements, GatherND, ScatterND, CumSum and ArgMax/ArgMin: ops whose
+// reads or writes are steered by data (indices, positions, comparisons).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "mp/Dialect/Mp/IR/MpOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mp::lowering;
+
+namespace mp {
+namespace {
+
+Value cidx(OpBuilder &b, Location l, int64_t v) {
+  return arith::ConstantIndexOp::create(b, l, v);
+}
+
+/// An index read from data as `index`, with negative values counting from
+/// the end of a dim of size `dim` (ONNX gather/scatter semantics).
+Value normalizedIndex(OpBuilder &b, Location l, Value i, int64_t dim) {
+  i = arith::IndexCastOp::create(b, l, b.getIndexType(), i);
+  Value neg =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i, cidx(b, l, 0));
+  return arith::SelectOp::create(
+      b, l, neg, arith::AddIOp::create(b, l, i, cidx(b, l, dim)), i);
+}
+
+/// out[i..] = data[i.. with i_axis replaced by indices[i..]].
+struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherElementsOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    auto data = typeOf(op.getData());
+    int64_t rank = data.getRank(), axis = op.getAxis();
+    if (axis < 0)
+      axis += rank;
+    Value r = parallelGeneric(
+        rewriter, op.getLoc(), op.getType(), op.getIndices(),
+        rewriter.getMultiDimIdentityMap(rank),
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d)
+            coords.push_back(d == axis ? normalizedIndex(b, l, a[0],
+                                                         data.getDimSize(d))
+                                       : linalg::IndexOp::create(b, l, d));
+          return tensor::ExtractOp::create(b, l, op.getData(), coords);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// out[b.., i.., s..] = data[b.., indices[b.., i.., 0..k-1], s..] with
+/// `batch_dims` leading batch dims shared by data and indices.
+struct GatherNDLowering : public OpRewritePattern<GatherNDOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherNDOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    auto data = typeOf(op.getData());
+    auto indices = typeOf(op.getIndices());
+    int64_t q = indices.getRank(), k = indices.getDimSize(q - 1);
+    int64_t batch = op.getBatchDims();
+    Value r = parallelGeneric(
+        rewriter, op.getLoc(), op.getType(), {}, {},
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> outer;
+          for (int64_t d = 0; d < q - 1; ++d)
+            outer.push_back(linalg::IndexOp::create(b, l, d));
+          SmallVector<Value> coords(outer.begin(), outer.begin() + batch);
+          for (int64_t j = 0; j < k; ++j) {
+            SmallVector<Value> at = outer;
+            at.push_back(cidx(b, l, j));
+            Value i = tensor::ExtractOp::create(b, l, op.getIndices(), at);
+            coords.push_back(
+                normalizedIndex(b, l, i, data.getDimSize(batch + j)));
+          }
+          for (int64_t d = batch + k; d < data.getRank(); ++d)
+            coords.push_back(linalg::IndexOp::create(b, l, q - 1 + d - batch - k));
+          return tensor::ExtractOp::create(b, l, op.getData(), coords);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// A loop over the updates in order (later updates win, as the spec's
+/// reference implementation): each writes a slice data[idx.., :] combined
+/// with the reduction if any.
+struct ScatterNDLowering : public OpRewritePattern<ScatterNDOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScatterNDOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    StringRef reduction = op.getReduction();
+    if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
+      return rewriter.notifyMatchFailure(op, "unknown reduction");
+    Location loc = op.getLoc();
+    auto data = typeOf(op.getData());
+    auto indices = typeOf(op.getIndices());
+    int64_t r = data.getRank(), q = indices.getRank();
+    int64_t k = indices.getDimSize(q - 1);
+    ArrayRef<int64_t> updShape = indices.getShape().drop_back();
+    int64_t count = 1;
+    for (int64_t d : updShape)
+      count *= d;
+    auto sliceType =
+        RankedTensorType::get(data.getShape().drop_front(k), data.getElementType());
+
+    auto loop = scf::ForOp::create(
+        rewriter, loc, cidx(rewriter, loc, 0), cidx(rewriter, loc, count),
+        cidx(rewriter, loc, 1), ValueRange{op.getData()},
+        [&](OpBuilder &b, Location l, Value u, ValueRange iter) {
+          // u -> its position in the updates' leading dims (row-major).
+          SmallVector<Value> pos(updShape.size());
+          Value rest = u;
+          for (int64_t d = updShape.size() - 1; d >= 0; --d) {
+            Value size = cidx(b, l, updShape[d]);
+            pos[d] = arith::RemUIOp::create(b, l, rest, size);
+            rest = arith::DivUIOp::create(b, l, rest, size);
+          }
+          SmallVector<OpFoldResult> dataOffsets, sizes, strides;
+          for (int64_t j = 0; j < k; ++j) {
+            SmallVector<Value> at = pos;
+            at.push_back(cidx(b, l, j));
+            Value i = tensor::ExtractOp::create(b, l, op.getIndices(), at);
+            dataOffsets.push_back(normalizedIndex(b, l, i, data.getDimSize(j)));
+          }
+          for (int64_t d = 0; d < r; ++d) {
+            if (d >= k)
+              dataOffsets.push_back(b.getIndexAttr(0));
+            sizes.push_back(b.getIndexAttr(d < k ? 1 : data.getDimSize(d)));
+            strides.push_back(b.getIndexAttr(1));
+          }
+          SmallVector<OpFoldResult> updOffsets(pos.begin(), pos.end()),
+              updSizes(pos.size(), b.getIndexAttr(1)),
+              updStrides(typeOf(op.getUpdates()).getRank(), b.getIndexAttr(1));
+          for (int64_t d = k; d < r; ++d) {
+            updOffsets.push_back(b.getIndexAttr(0));
+            updSizes.push_back(b.getIndexAttr(data.getDimSize(d)));
+          }
+          Value slice = tensor::ExtractSliceOp::create(
+              b, l, sliceType, op.getUpdates(), updOffsets, updSizes,
+              updStrides);
+          if (reduction != "none") {
+            Value old = tensor::ExtractSliceOp::create(
+                b, l, sliceType, iter[0], dataOffsets, sizes, strides);
+            slice = elementwise(
+                b, l, sliceType, {old, slice},
+                [&](OpBuilder &nb, Location nl, ValueRange a) {
+                  return combine(nb, nl, reduction, a[0], a[1]);
+                });
+          }
+          Value next = tensor::InsertSliceOp::create(
+              b, l, slice, iter[0], dataOffsets, sizes, strides);
+          scf::YieldOp::create(b, l, next);
+        });
+    rewriter.replaceOp(op, loop.getResult(0));
+    return success();
+  }
+
+  static Value combine(OpBuilder &b, Location l, StringRef reduction, Value x,
+                       Value y) {
+    bool isFloat = isa<FloatType>(x.getType());
+    bool isUnsigned = x.getType().isUnsignedInteger() || x.getType().isInteger(1);
+    if (reduction == "add")
+      return isFloat ? Value(arith::AddFOp::create(b, l, x, y))
+                     : Value(arith::AddIOp::create(b, l, x, y));
+    if (reduction == "mul")
+      return isFloat ? Value(arith::MulFOp::create(b, l, x, y))
+                     : Value(arith::MulIOp::create(b, l, x, y));
+    if (reduction == "max")
+      return isFloat      ? Value(arith::MaximumFOp::create(b, l, x, y))
+             : isUnsigned ? Value(arith::MaxUIOp::create(b, l, x, y))
+                          : Value(arith::MaxSIOp::create(b, l, x, y));
+    return isFloat      ? Value(arith::MinimumFOp::create(b, l, x, y))
+           : isUnsigned ? Value(arith::MinUIOp::create(b, l, x, y))
+                        : Value(arith::MinSIOp::create(b, l, x, y));
+  }
+};
+
+/// out[.., i, ..] = sum of x[.., j, ..] over j <= i (j < i if exclusive;
+/// j >= i / j > i if reverse), as a generic with an extra reduction loop
+/// over j. Quadratic in the axis length, which is short where exporters use
+/// CumSum (position ids, masks).
+struct CumSumLowering : public OpRewritePattern<CumSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CumSumOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto type = op.getType();
+    int64_t rank = type.getRank(), axis = op.getAxis();
+    if (axis < 0)
+      axis += rank;
+    Type elt = type.getElementType(), acc = accumulatorType(elt);
+    bool isFloat = isa<FloatType>(elt);
+    bool exclusive = op.getExclusive(), reverse = op.getReverse();
+
+    SmallVector<AffineExpr> inExprs, outExprs;
+    for (int64_t d = 0; d < rank; ++d) {
+      inExprs.push_back(getAffineDimExpr(d == axis ? rank : d, ctx));
+      outExprs.push_back(getAffineDimExpr(d, ctx));
+    }
+    SmallVector<AffineMap> maps = {AffineMap::get(rank + 1, 0, inExprs, ctx),
+                                   AffineMap::get(rank + 1, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    auto accType = RankedTensorType::get(type.getShape(), acc);
+    Value init = linalg::FillOp::create(
+                     rewriter, loc, scalarConst(rewriter, loc, acc, 0.0),
+                     ValueRange{tensor::EmptyOp::create(rewriter, loc,
+                                                        type.getShape(), acc)})
+                     .getResult(0);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, accType, op.getInput(), init, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value i = linalg::IndexOp::create(b, l, axis);
+          Value j = linalg::IndexOp::create(b, l, rank);
+          using P = arith::CmpIPredicate;
+          P pred = reverse ? (exclusive ? P::ugt : P::uge)
+                           : (exclusive ? P::ult : P::ule);
+          Value take = arith::CmpIOp::create(b, l, pred, j, i);
+          Value x = castScalar(b, l, a[0], acc);
+          Value sum = isFloat ? Value(arith::AddFOp::create(b, l, a[1], x))
+                              : Value(arith::AddIOp::create(b, l, a[1], x));
+          linalg::YieldOp::create(
+              b, l, Value(arith::SelectOp::create(b, l, take, sum, a[1])));
+        });
+    Value r = generic.getResult(0);
+    if (acc != elt)
+      r = elementwise(rewriter, loc, type, r,
+                      [&](OpBuilder &b, Location l, ValueRange a) {
+                        return castScalar(b, l, a[0], elt);
+                      });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// ArgMax/ArgMin: one generic with two results (best value, its index)
+/// reducing over the axis. Ties keep the first index, or the last with
+/// select_last_index.
+template <typename OpTy, bool IsMax>
+struct ArgReduceLowering : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto in = typeOf(op.getData());
+    int64_t rank = in.getRank(), axis = op.getAxis();
+    if (axis < 0)
+      axis += rank;
+    Type elt = in.getElementType();
+    bool isFloat = isa<FloatType>(elt);
+    bool isUnsigned = elt.isUnsignedInteger() || elt.isInteger(1);
+    bool last = op.getSelectLastIndex();
+
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        shape.push_back(in.getDimSize(d));
+    Type i64 = rewriter.getI64Type();
+    // The first element along the axis seeds the search.
+    Value firstValue;
+    {
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+          sizes, strides(rank, rewriter.getIndexAttr(1));
+      for (int64_t d = 0; d < rank; ++d)
+        sizes.push_back(rewriter.getIndexAttr(d == axis ? 1 : in.getDimSize(d)));
+      firstValue = tensor::ExtractSliceOp::create(
+          rewriter, loc, RankedTensorType::get(shape, elt), op.getData(),
+          offsets, sizes, strides);
+    }
+    Value zeros = linalg::FillOp::create(
+                      rewriter, loc, scalarConst(rewriter, loc, i64, 0.0),
+                      ValueRange{tensor::EmptyOp::create(rewriter, loc, shape,
+                                                         i64)})
+                      .getResult(0);
+    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank),
+                                   droppedAxesMap(ctx, rank, {axis}),
+                                   droppedAxesMap(ctx, rank, {axis})};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators[axis] = utils::IteratorType::reduction;
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc,
+        TypeRange{RankedTensorType::get(shape, elt),
+                  RankedTensorType::get(shape, i64)},
+        op.getData(), ValueRange{firstValue, zeros}, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value x = a[0], best = a[1], bestIndex = a[2];
+          Value better;
+          if (isFloat) {
+            // NaN is both the maximum and the minimum (numpy, which the
+            // ONNX reference uses): the first NaN wins, or the last one.
+            using P = arith::CmpFPredicate;
+            P strict = IsMax ? P::OGT : P::OLT, loose = IsMax ? P::OGE : P::OLE;
+            Value cmp =
+                arith::CmpFOp::create(b, l, last ? loose : strict, x, best);
+            Value xNaN = arith::CmpFOp::create(b, l, P::UNO, x, x);
+            Value bestNaN = arith::CmpFOp::create(b, l, P::UNO, best, best);
+            Value overNumber = arith::OrIOp::create(b, l, xNaN, cmp);
+            Value overNaN = last ? xNaN
+                                 : Value(arith::ConstantIntOp::create(
+                                       b, l, b.getI1Type(), 0));
+            better = arith::SelectOp::create(b, l, bestNaN, overNaN, overNumber);
+          } else {
+            using P = arith::CmpIPredicate;
+            P strict = IsMax ? (isUnsigned ? P::ugt : P::sgt)
+                             : (isUnsigned ? P::ult : P::slt);
+            P loose = IsMax ? (isUnsigned ? P::uge : P::sge)
+                            : (isUnsigned ? P::ule : P::sle);
+            better = arith::CmpIOp::create(b, l, last ? loose : strict, x, best);
+          }
+          Value j = arith::IndexCastOp::create(
+              b, l, b.getI64Type(), linalg::IndexOp::create(b, l, axis));
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{arith::SelectOp::create(b, l, better, x, best),
+                         arith::SelectOp::create(b, l, better, j, bestIndex)});
+        });
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, generic.getResult(1),
+                                     op.getType()));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateIndexingToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<GatherElementsLowering, GatherNDLowering, ScatterNDLowering,
+               CumSumLowering, ArgReduceLowering<ArgMaxOp, true>,
+               ArgReduceLowering<ArgMinOp, false>>(patterns.getContext());
+}
+
+} // namespace mp
