@@ -50,19 +50,23 @@ void mp::buildMixedPrecisionPipeline(OpPassManager &pm, StringRef policy,
 void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams) {
   pm.addPass(createMpToLinalg());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createOutlineKernels());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  if (resultsAsOutParams) {
-    bufferization::BufferResultsToOutParamsPassOptions outParams;
-    outParams.modifyPublicFunctions = true;
-    outParams.hoistStaticAllocs = true;
-    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  }
+  // Kernels (private) always write into buffers their caller passes; the
+  // public entry point too when asked (the JIT's convention). Static
+  // allocations move to the caller, so nothing is copied.
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.modifyPublicFunctions = resultsAsOutParams;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  // Clones the deallocation pipeline may insert become alloc + copy.
+  pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -100,11 +100,13 @@ def _feed_forward(g: GraphBuilder, x: str, layer: int, params: str | None) -> st
     return linear(g, h, f"{s}.fc2", D_FFN, D_MODEL, p("fc2"))
 
 
-def build(share_layer_weights: bool = True) -> onnx.ModelProto:
+def build(share_layer_weights: bool = True, n_layers: int = N_LAYERS) -> onnx.ModelProto:
+    """The decoder step; ``n_layers`` > 2 gives the deeper variants the
+    benchmarks use (bench/cpu.py builds a 12-layer one)."""
     g = GraphBuilder("tts_decoder", seed=SEED)
     g.input("mel_frame", ["batch", 1, N_MELS])
     g.input("encoder_out", ["batch", "enc_len", D_MODEL])
-    for l in range(N_LAYERS):
+    for l in range(n_layers):
         g.input(f"past_key_{l}", ["batch", N_HEADS, "past_len", HEAD_DIM])
         g.input(f"past_value_{l}", ["batch", N_HEADS, "past_len", HEAD_DIM])
 
@@ -112,7 +114,7 @@ def build(share_layer_weights: bool = True) -> onnx.ModelProto:
     x = g.node("Relu", [linear(g, x, "prenet.layers.0", N_MELS, D_MODEL)], "prenet.layers.0")
     x = g.node("Relu", [linear(g, x, "prenet.layers.1", D_MODEL, D_MODEL)], "prenet.layers.1")
 
-    for l in range(N_LAYERS):
+    for l in range(n_layers):
         params = "layers.0" if share_layer_weights and l > 0 else None
         h = layer_norm(g, x, f"layers.{l}.self_attn_layer_norm", D_MODEL)
         x = g.node("Add", [x, _self_attention(g, h, l, params)], f"layers.{l}")
@@ -128,17 +130,17 @@ def build(share_layer_weights: bool = True) -> onnx.ModelProto:
 
     g.output("mel_out", ["batch", 1, N_MELS])
     g.output("stop_logit", ["batch", 1, 1])
-    for l in range(N_LAYERS):
+    for l in range(n_layers):
         g.output(f"present_key_{l}", ["batch", N_HEADS, "present_len", HEAD_DIM])
         g.output(f"present_value_{l}", ["batch", N_HEADS, "present_len", HEAD_DIM])
     return g.model(doc="mp example: one decoder step of a small autoregressive TTS mel decoder")
 
 
-def example_inputs(rng: np.random.Generator) -> dict[str, np.ndarray]:
-    batch, enc_len, past_len = 2, 10, 5
+def example_inputs(rng: np.random.Generator, n_layers: int = N_LAYERS, batch: int = 2,
+                   enc_len: int = 10, past_len: int = 5) -> dict[str, np.ndarray]:
     f = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
     inputs = {"mel_frame": f(batch, 1, N_MELS), "encoder_out": f(batch, enc_len, D_MODEL)}
-    for l in range(N_LAYERS):
+    for l in range(n_layers):
         inputs[f"past_key_{l}"] = f(batch, N_HEADS, past_len, HEAD_DIM)
         inputs[f"past_value_{l}"] = f(batch, N_HEADS, past_len, HEAD_DIM)
     return inputs

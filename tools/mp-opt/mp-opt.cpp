@@ -20,6 +20,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
@@ -53,10 +54,17 @@ static LogicalResult runOnOnnx(StringRef inputFilename,
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  // --mlir-timing covers the import too, as it covers parsing for .mlir.
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+  TimingScope importTiming = timing.nest("ONNX import");
   OwningOpRef<ModuleOp> module = mp::importOnnxFile(inputFilename, &context);
+  importTiming.stop();
   if (!module)
     return failure();
   PassManager pm(&context, ModuleOp::getOperationName());
+  pm.enableTiming(timing);
   if (failed(applyPassManagerCLOptions(pm)) ||
       failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
     return failure();
