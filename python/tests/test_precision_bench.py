@@ -1,10 +1,13 @@
 """bench/precision.py on the shared models: the report is written, every mp plan is valid,
-and mp's fp16 share of contraction FLOPs is at least each peer converter's (issue 3's goal)
-on every model the peer converts.
+mp's fp16 share of contraction FLOPs is at least each peer converter's (issue 3's goal)
+on every model the peer converts, and mp's mixed build, run by mp's own CPU JIT, runs
+with finite outputs at fp16-scale error on every shared model and on the generated
+layernorm_overflow block.
 
 Skipped when mp-opt is not built ($MP_BUILD_DIR/bin/mp-opt, default build/) or the shared
-models (../shared/models of the repository) are absent. One run of the script (~3 s) is
-shared by all tests.
+models (../shared/models of the repository) are absent; the mp-run tests also when
+libMPCAPI.so is not built. One run of the script on the shared models (~15 s, mostly mp's
+JIT) is shared by the tests, plus one on layernorm_overflow (~3 s).
 """
 
 import json
@@ -17,7 +20,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "bench" / "precision.py"
-MP_OPT = Path(os.environ.get("MP_BUILD_DIR", REPO / "build")) / "bin" / "mp-opt"
+MP_BUILD = Path(os.environ.get("MP_BUILD_DIR", REPO / "build"))
+MP_OPT = MP_BUILD / "bin" / "mp-opt"
+MP_LIB = Path(os.environ.get("MP_LIBRARY") or MP_BUILD / "lib" / "libMPCAPI.so")
 SHARED = REPO.parent / "shared" / "models"
 SHARED_MODELS = sorted(p.parent.name for p in SHARED.glob("*/model.onnx"))
 PEERS = ["occ", "ort"]
@@ -26,23 +31,42 @@ PEERS = ["occ", "ort"]
 # that a fix shows up. Empty today.
 KNOWN_LOWER_SHARE: dict[tuple[str, str], str] = {}
 
+# Models whose mixed build mp cannot run yet: name -> reason. xfail(strict) so that a fix
+# shows up.
+KNOWN_MP_RUN_FAILURES: dict[str, str] = {}
+# mp's max abs err must stay within this fraction of max(1, max abs reference): fp16-scale
+# (a wrong result, not rounding, breaks it). Measured: at most 0.003 on these models except
+# silero's recurrent state, 0.042 (onnxruntime's converter: 0.019).
+MP_ERR_TOLERANCE = 0.05
+needs_mp_lib = pytest.mark.skipif(not MP_LIB.exists(), reason=f"{MP_LIB} is not built")
+
 pytestmark = [
     pytest.mark.skipif(not MP_OPT.exists(), reason=f"{MP_OPT} is not built"),
     pytest.mark.skipif(not SHARED_MODELS, reason=f"no shared models under {SHARED}"),
 ]
 
 
-@pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    out = tmp_path_factory.mktemp("precision")
+def _run_bench(out: Path, *args: str):
     md, js = out / "precision.md", out / "precision.json"
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--no-generated", "--mp-opt", str(MP_OPT),
-         "--models-dir", str(SHARED), "--out", str(md), "--json", str(js)],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+        [sys.executable, str(SCRIPT), "--mp-opt", str(MP_OPT), "--models-dir", str(SHARED),
+         "--out", str(md), "--json", str(js), *args],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     data = json.loads(js.read_text())
     return md, {r["name"]: r for r in data["results"]}
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    return _run_bench(tmp_path_factory.mktemp("precision"), "--no-generated")
+
+
+@pytest.fixture(scope="module")
+def bench_overflow(tmp_path_factory):
+    """The generated layernorm_overflow model only (LayerNorm statistics overflow fp16)."""
+    return _run_bench(tmp_path_factory.mktemp("precision-overflow"), "--only",
+                      "layernorm_overflow")
 
 
 def test_markdown_written(bench):
@@ -50,11 +74,12 @@ def test_markdown_written(bench):
     text = md.read_text()
     assert text.startswith("# Mixed precision")
     for heading in ("## Nodes computing in fp16", "## Casts added", "## fp16 share",
-                    "## Weight bytes", "## Execution", "## Comparison", "## Method"):
+                    "## Weight bytes", "## Accuracy on test_data_set_0", "## Comparison",
+                    "## Method"):
         assert heading in text
     for name in SHARED_MODELS:
         assert f"`{name}`" in text
-    assert "pending issue 4" in text
+    assert "pending" not in text
     assert set(results) == set(SHARED_MODELS)
 
 
@@ -98,3 +123,42 @@ def test_mp_fp16_flop_share_at_least_peers(bench, model, peer):
     mp = r["tools"]["mp"]["contraction_flops_f16_share"]
     assert mp >= p["contraction_flops_f16_share"] - 1e-9, (
         f"{model}: mp fp16 FLOP share {mp:.4f} < {peer} {p['contraction_flops_f16_share']:.4f}")
+
+
+def _check_mp_run(r: dict) -> None:
+    run = r["tools"]["mp"]["run"]
+    assert run.get("engine") == "mp"
+    assert run.get("ok"), f"{r['name']}: mp's mixed build does not run: {run.get('error')}"
+    assert run["nonfinite"] == 0, f"{r['name']}: NaN/inf in mp's outputs: {run['outputs']}"
+    assert not run["uncompared"], f"{r['name']}: outputs without a reference: {run['uncompared']}"
+    limit = MP_ERR_TOLERANCE * max(1.0, run["max_abs_ref"])
+    assert run["max_abs_err"] <= limit, (
+        f"{r['name']}: mp max abs err {run['max_abs_err']:.3g} > {limit:.3g}: {run['outputs']}")
+
+
+def _mp_run_cases():
+    for model in SHARED_MODELS:
+        marks = [needs_mp_lib]
+        if model in KNOWN_MP_RUN_FAILURES:
+            marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_MP_RUN_FAILURES[model]))
+        yield pytest.param(model, marks=marks, id=model)
+
+
+@pytest.mark.parametrize("model", list(_mp_run_cases()))
+def test_mp_mixed_runs_finite(bench, model):
+    """mp's mixed build of each shared model runs on mp's CPU JIT: finite, fp16-scale error
+    (genai_llama_fp16_mha_extdata includes the -65504 mask sentinels)."""
+    _, results = bench
+    _check_mp_run(results[model])
+
+
+@needs_mp_lib
+def test_mp_mixed_layernorm_overflow(bench_overflow):
+    """The LayerNorm whose fp16 variance overflows: mp's mixed build has finite outputs.
+
+    Not asserted: an error no larger than the peers'. On onnxruntime's CPU provider the
+    peers' fp16 model of this block runs entirely in fp32 (only the weights are rounded),
+    so their error is lower (0.0016 vs mp's 0.0029 today)."""
+    _, results = bench_overflow
+    assert set(results) == {"layernorm_overflow"}
+    _check_mp_run(results["layernorm_overflow"])
