@@ -1,6 +1,7 @@
 //===- SpecializeShapes.cpp - pin graph-input dims and re-infer shapes ----===//
 
 #include "mp/Dialect/Mp/IR/MpOps.h"
+#include "mp/Support/ShapeSyntax.h"
 #include "mp/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,22 +18,6 @@ using namespace mlir;
 using namespace mp;
 
 namespace {
-
-/// Parses "1x16x80" into dims.
-std::optional<SmallVector<int64_t>> parseDims(StringRef text) {
-  SmallVector<int64_t> dims;
-  if (text.empty()) // a scalar (rank 0)
-    return dims;
-  SmallVector<StringRef> parts;
-  text.split(parts, 'x');
-  for (StringRef p : parts) {
-    int64_t d;
-    if (p.getAsInteger(10, d) || d < 0)
-      return std::nullopt;
-    dims.push_back(d);
-  }
-  return dims;
-}
 
 /// Sets every result type of `op` to its inferred type where that is more
 /// static. Returns true if something changed.
@@ -78,7 +63,7 @@ struct SpecializeShapesPass
     llvm::StringMap<SmallVector<int64_t>> pins;
     for (const std::string &entry : shapes) {
       auto [name, dims] = StringRef(entry).rsplit('=');
-      std::optional<SmallVector<int64_t>> parsed = parseDims(dims);
+      std::optional<SmallVector<int64_t>> parsed = mp::parseShape(dims);
       if (name.empty() || !StringRef(entry).contains('=') || !parsed) {
         emitError(getOperation().getLoc())
             << "bad shape '" << entry << "' (expected NAME=DxDxD)";

@@ -43,3 +43,19 @@ func.func @f16_matmul(%a: tensor<2x8x4xf16>, %b: tensor<4x5xf16>) -> tensor<2x8x
   return %0 : tensor<2x8x5xf16>
 }
 
+
+// -----
+
+// LSTM: the input projection of all steps at once, then a loop over time
+// carrying h, c and the stacked states; the gates update h and c in place.
+// CHECK-LABEL: func.func @lstm(
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]{{.*}}outs(%{{.+}} : tensor<5x2x16xf32>)
+// CHECK: %[[LOOP:.+]]:3 = scf.for %[[T:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[H:.+]] = %{{.+}}, %[[C:.+]] = %{{.+}}, %[[ALL:.+]] = %{{.+}}) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<5x2x4xf32>)
+// CHECK: linalg.generic {{.*}} outs(%[[H]], %[[C]] : tensor<2x4xf32>, tensor<2x4xf32>)
+// CHECK: math.tanh
+// CHECK: tensor.insert_slice %{{.+}} into %[[ALL]][%[[T]], 0, 0] [1, 2, 4] [1, 1, 1]
+// CHECK: scf.yield
+func.func @lstm(%x: tensor<5x2x3xf32>, %w: tensor<1x16x3xf32>, %r: tensor<1x16x4xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>) {
+  %y, %yh, %yc = mp.lstm %x, %w, %r {hidden_size = 4 : i64} : (tensor<5x2x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+  return %y, %yh, %yc : tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>
+}

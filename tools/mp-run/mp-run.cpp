@@ -19,6 +19,7 @@
 #include "mp/Execution/Model.h"
 #include "mp/Execution/TestData.h"
 #include "mp/Execution/TestTree.h"
+#include "mp/Support/ShapeSyntax.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -86,21 +87,6 @@ static std::string typeString(Type type) {
   std::string s;
   llvm::raw_string_ostream(s) << type;
   return s;
-}
-
-/// Parses "1x16" (a scalar is "").
-static bool parseDims(StringRef text, SmallVectorImpl<int64_t> &dims) {
-  if (text.empty() || text == "scalar")
-    return true;
-  SmallVector<StringRef> parts;
-  text.split(parts, 'x');
-  for (StringRef p : parts) {
-    int64_t d;
-    if (p.getAsInteger(10, d) || d < 0)
-      return false;
-    dims.push_back(d);
-  }
-  return true;
 }
 
 /// Deterministic input data: floats uniform in [-1, 1), the rest zero.
@@ -200,9 +186,8 @@ int main(int argc, char **argv) {
   for (const std::string &arg : inputShapes) {
     StringRef name, dims;
     std::tie(name, dims) = StringRef(arg).split('=');
-    SmallVector<int64_t> shape;
-    if (name.empty() || !StringRef(arg).contains('=') ||
-        !parseDims(dims, shape))
+    std::optional<SmallVector<int64_t>> shape = mp::parseShape(dims);
+    if (name.empty() || !StringRef(arg).contains('=') || !shape)
       return fail("--input-shape must be NAME=DIMS like x=1x16, got '" + arg +
                   "'");
     if (llvm::none_of(model->inputs(), [&](const mp::TensorSpec &s) {
@@ -210,7 +195,7 @@ int main(int argc, char **argv) {
         }))
       return fail("--input-shape: the model has no input named '" + name +
                   "'");
-    pins[name] = shape;
+    pins[name] = *shape;
   }
   for (const mp::HostTensor &t : inputs) {
     auto pin = pins.find(t.name);

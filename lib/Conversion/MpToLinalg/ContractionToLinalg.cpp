@@ -116,12 +116,7 @@ struct MatMulLowering : public OpRewritePattern<MatMulOp> {
                        operandMap(ctx, lt.getShape(), batch, m, k),
                        op.getRhs(), operandMap(ctx, rt.getShape(), batch, k, n),
                        acc);
-    if (acc != outType.getElementType())
-      r = elementwise(rewriter, loc, outType, r,
-                      [&](OpBuilder &b, Location l, ValueRange a) {
-                        return castScalar(b, l, a[0], outType.getElementType());
-                      });
-    rewriter.replaceOp(op, r);
+    rewriter.replaceOp(op, castElements(rewriter, loc, r, outType.getElementType()));
     return success();
   }
 };
@@ -305,13 +300,7 @@ struct EinsumLowering : public OpRewritePattern<EinsumOp> {
                               : Value(arith::AddIOp::create(b, l, a.back(), p));
           linalg::YieldOp::create(b, l, sum);
         });
-    Value r = generic.getResult(0);
-    if (acc != elt)
-      r = elementwise(rewriter, loc, outType, r,
-                      [&](OpBuilder &b, Location l, ValueRange a) {
-                        return castScalar(b, l, a[0], elt);
-                      });
-    rewriter.replaceOp(op, r);
+    rewriter.replaceOp(op, castElements(rewriter, loc, generic.getResult(0), elt));
     return success();
   }
 };

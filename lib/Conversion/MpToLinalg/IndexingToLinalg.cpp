@@ -19,20 +19,6 @@ using namespace mp::lowering;
 namespace mp {
 namespace {
 
-Value cidx(OpBuilder &b, Location l, int64_t v) {
-  return arith::ConstantIndexOp::create(b, l, v);
-}
-
-/// An index read from data as `index`, with negative values counting from
-/// the end of a dim of size `dim` (ONNX gather/scatter semantics).
-Value normalizedIndex(OpBuilder &b, Location l, Value i, int64_t dim) {
-  i = arith::IndexCastOp::create(b, l, b.getIndexType(), i);
-  Value neg =
-      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i, cidx(b, l, 0));
-  return arith::SelectOp::create(
-      b, l, neg, arith::AddIOp::create(b, l, i, cidx(b, l, dim)), i);
-}
-
 /// out[i..] = data[i.. with i_axis replaced by indices[i..]].
 struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -81,7 +67,7 @@ struct GatherNDLowering : public OpRewritePattern<GatherNDOp> {
           SmallVector<Value> coords(outer.begin(), outer.begin() + batch);
           for (int64_t j = 0; j < k; ++j) {
             SmallVector<Value> at = outer;
-            at.push_back(cidx(b, l, j));
+            at.push_back(indexConst(b, l, j));
             Value i = tensor::ExtractOp::create(b, l, op.getIndices(), at);
             coords.push_back(
                 normalizedIndex(b, l, i, data.getDimSize(batch + j)));
@@ -120,21 +106,21 @@ struct ScatterNDLowering : public OpRewritePattern<ScatterNDOp> {
         RankedTensorType::get(data.getShape().drop_front(k), data.getElementType());
 
     auto loop = scf::ForOp::create(
-        rewriter, loc, cidx(rewriter, loc, 0), cidx(rewriter, loc, count),
-        cidx(rewriter, loc, 1), ValueRange{op.getData()},
+        rewriter, loc, indexConst(rewriter, loc, 0), indexConst(rewriter, loc, count),
+        indexConst(rewriter, loc, 1), ValueRange{op.getData()},
         [&](OpBuilder &b, Location l, Value u, ValueRange iter) {
           // u -> its position in the updates' leading dims (row-major).
           SmallVector<Value> pos(updShape.size());
           Value rest = u;
           for (int64_t d = updShape.size() - 1; d >= 0; --d) {
-            Value size = cidx(b, l, updShape[d]);
+            Value size = indexConst(b, l, updShape[d]);
             pos[d] = arith::RemUIOp::create(b, l, rest, size);
             rest = arith::DivUIOp::create(b, l, rest, size);
           }
           SmallVector<OpFoldResult> dataOffsets, sizes, strides;
           for (int64_t j = 0; j < k; ++j) {
             SmallVector<Value> at = pos;
-            at.push_back(cidx(b, l, j));
+            at.push_back(indexConst(b, l, j));
             Value i = tensor::ExtractOp::create(b, l, op.getIndices(), at);
             dataOffsets.push_back(normalizedIndex(b, l, i, data.getDimSize(j)));
           }
@@ -242,13 +228,7 @@ struct CumSumLowering : public OpRewritePattern<CumSumOp> {
           linalg::YieldOp::create(
               b, l, Value(arith::SelectOp::create(b, l, take, sum, a[1])));
         });
-    Value r = generic.getResult(0);
-    if (acc != elt)
-      r = elementwise(rewriter, loc, type, r,
-                      [&](OpBuilder &b, Location l, ValueRange a) {
-                        return castScalar(b, l, a[0], elt);
-                      });
-    rewriter.replaceOp(op, r);
+    rewriter.replaceOp(op, castElements(rewriter, loc, generic.getResult(0), elt));
     return success();
   }
 };

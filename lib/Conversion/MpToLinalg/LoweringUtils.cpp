@@ -30,6 +30,29 @@ Value scalarConst(OpBuilder &b, Location loc, Type type, double value) {
       b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
 }
 
+Value indexConst(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+Value normalizedIndex(OpBuilder &b, Location loc, Value i, int64_t dim) {
+  i = arith::IndexCastOp::create(b, loc, b.getIndexType(), i);
+  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                                    indexConst(b, loc, 0));
+  return arith::SelectOp::create(
+      b, loc, neg, arith::AddIOp::create(b, loc, i, indexConst(b, loc, dim)),
+      i);
+}
+
+Value castElements(OpBuilder &b, Location loc, Value v, Type elt) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getElementType() == elt)
+    return v;
+  return elementwise(b, loc, RankedTensorType::get(t.getShape(), elt), v,
+                     [&](OpBuilder &nb, Location l, ValueRange a) {
+                       return castScalar(nb, l, a[0], elt);
+                     });
+}
+
 Value castScalar(OpBuilder &b, Location loc, Value v, Type to) {
   Type from = v.getType();
   if (from == to)

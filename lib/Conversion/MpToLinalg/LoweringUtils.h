@@ -85,6 +85,19 @@ mlir::Value withStat(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value value, mlir::RankedTensorType type);
 
+/// An `index` constant.
+mlir::Value indexConst(mlir::OpBuilder &b, mlir::Location loc, int64_t value);
+
+/// An integer read from data as an `index`, negative values counting from
+/// the end of a dim of size `dim` (ONNX gather/scatter semantics).
+mlir::Value normalizedIndex(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value i, int64_t dim);
+
+/// `v` converted elementwise to element type `elt` (`v` itself if it has
+/// it): rounds accumulators back to the op's result type.
+mlir::Value castElements(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                         mlir::Type elt);
+
 /// The wider type that sums and statistics of `elt` use (f32 for f16/bf16).
 mlir::Type accumulatorType(mlir::Type elt);
 

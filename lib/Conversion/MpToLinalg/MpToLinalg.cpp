@@ -24,6 +24,7 @@ void populateShapeToTensorPatterns(mlir::RewritePatternSet &patterns);
 void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   populateElementwiseToLinalgPatterns(patterns);
@@ -33,6 +34,7 @@ void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   populateAttentionToLinalgPatterns(patterns);
   populateNNToLinalgPatterns(patterns);
   populateIndexingToLinalgPatterns(patterns);
+  populateRecurrentToLinalgPatterns(patterns);
 }
 } // namespace mp
 

@@ -236,6 +236,21 @@ struct Stats {
   Value mean, invStd;
 };
 
+/// 1 / sqrt(var + eps) elementwise, in `statsType` (var of any float type).
+Value inverseStd(OpBuilder &b, Location loc, RankedTensorType statsType,
+                 Value var, double eps) {
+  Type stash = statsType.getElementType();
+  return elementwise(b, loc, statsType, var,
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       Value v = addF(nb, l, castScalar(nb, l, a[0], stash),
+                                      scalarConst(nb, l, stash, eps));
+                       // 1/sqrt: libm has no rsqrt for the JIT.
+                       return arith::DivFOp::create(
+                           nb, l, scalarConst(nb, l, stash, 1.0),
+                           math::SqrtOp::create(nb, l, v));
+                     });
+}
+
 Stats normalizationStats(OpBuilder &b, Location loc, Value x,
                          ArrayRef<int64_t> axes, Type stash, double eps,
                          bool rms) {
@@ -271,15 +286,7 @@ Stats normalizationStats(OpBuilder &b, Location loc, Value x,
                       });
     var = map(b, loc, sq, stash, divN);
   }
-  s.invStd = elementwise(b, loc, statsType, var,
-                         [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                           Value v = addF(nb, l, a[0],
-                                          scalarConst(nb, l, stash, eps));
-                           // 1/sqrt: libm has no rsqrt for the JIT.
-                           return arith::DivFOp::create(
-                               nb, l, scalarConst(nb, l, stash, 1.0),
-                               math::SqrtOp::create(nb, l, v));
-                         });
+  s.invStd = inverseStd(b, loc, statsType, var, eps);
   return s;
 }
 
@@ -382,6 +389,16 @@ Value channelParam(OpBuilder &b, Location loc, Value param,
                    RankedTensorType::get(shape, typeOf(param).getElementType()));
 }
 
+/// normalize() for [N, C, ...] data with scale and bias per channel ([C]).
+Value normalizeChannels(OpBuilder &b, Location loc, RankedTensorType outType,
+                        Value x, Stats s, ArrayRef<int64_t> axes, Value scale,
+                        Value bias, Type stash) {
+  int64_t c = outType.getDimSize(1), trailing = outType.getRank() - 2;
+  return normalize(b, loc, outType, x, s, true, axes,
+                   channelParam(b, loc, scale, {c}, trailing),
+                   channelParam(b, loc, bias, {c}, trailing), stash);
+}
+
 /// Inference BatchNormalization: the statistics are inputs ([C]).
 struct BatchNormLowering : public OpRewritePattern<BatchNormOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -403,20 +420,11 @@ struct BatchNormLowering : public OpRewritePattern<BatchNormOp> {
                          [&](OpBuilder &b, Location l, ValueRange a) {
                            return castScalar(b, l, a[0], stash);
                          });
-    s.invStd = elementwise(
-        rewriter, loc, statType, op.getVariance(),
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value v = addF(b, l, castScalar(b, l, a[0], stash),
-                         scalarConst(b, l, stash, eps));
-          return arith::DivFOp::create(b, l, scalarConst(b, l, stash, 1.0),
-                                       math::SqrtOp::create(b, l, v));
-        });
-    int64_t c = outType.getDimSize(1);
-    Value y = normalize(
-        rewriter, loc, outType, op.getInput(), s, true, axes,
-        channelParam(rewriter, loc, op.getScale(), {c}, rank - 2),
-        channelParam(rewriter, loc, op.getBias(), {c}, rank - 2), stash);
-    rewriter.replaceOp(op, y);
+    s.invStd = inverseStd(rewriter, loc, statType, op.getVariance(), eps);
+    rewriter.replaceOp(op, normalizeChannels(rewriter, loc, outType,
+                                             op.getInput(), s, axes,
+                                             op.getScale(), op.getBias(),
+                                             stash));
     return success();
   }
 };
@@ -437,12 +445,10 @@ struct InstanceNormLowering : public OpRewritePattern<InstanceNormOp> {
       axes.push_back(d);
     Stats s = normalizationStats(rewriter, loc, op.getInput(), axes, stash,
                                  op.getEpsilon().convertToDouble(), false);
-    int64_t c = outType.getDimSize(1);
-    Value y = normalize(
-        rewriter, loc, outType, op.getInput(), s, true, axes,
-        channelParam(rewriter, loc, op.getScale(), {c}, rank - 2),
-        channelParam(rewriter, loc, op.getBias(), {c}, rank - 2), stash);
-    rewriter.replaceOp(op, y);
+    rewriter.replaceOp(op, normalizeChannels(rewriter, loc, outType,
+                                             op.getInput(), s, axes,
+                                             op.getScale(), op.getBias(),
+                                             stash));
     return success();
   }
 };

@@ -208,14 +208,7 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
     Value r = parallelGeneric(
         rewriter, loc, type, op.getIndices(), idxMap,
         [&](OpBuilder &b, Location l, ValueRange a) {
-          Value i = arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
-          // Negative indices count from the end.
-          Value dim = arith::ConstantIndexOp::create(b, l, data.getDimSize(axis));
-          Value zero = arith::ConstantIndexOp::create(b, l, 0);
-          Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
-                                            zero);
-          i = arith::SelectOp::create(b, l, neg,
-                                      arith::AddIOp::create(b, l, i, dim), i);
+          Value i = normalizedIndex(b, l, a[0], data.getDimSize(axis));
           SmallVector<Value> coords;
           for (int64_t d = 0; d < data.getRank(); ++d) {
             if (d < axis)
