@@ -76,17 +76,23 @@ struct MaskSpec {
   Value additive;    // float, broadcast to [B, H, S, T]
   Value keep;        // bool, broadcast to [B, H, S, T]: false masks
   Value keyPadding;  // integer [B, T]: 0 masks with `fill`
+  Value kvLength;    // integer [B]: keys t >= kvLength[b] are masked
   double fill = -INFINITY;
   bool causal = false;
   /// With `causal`, query s sees keys t <= s + causalOffset: the past length
   /// (ONNX Attention's reference, onnxruntime's unidirectional attention).
   int64_t causalOffset = 0;
   double softcap = 0;
+  /// Which scores attend() also returns (ONNX qk_matmul_output_mode, as the
+  /// reference implements it): 0/1 scaled and soft-capped Q·Kᵀ, 2 plus the
+  /// masks, 3 the softmax.
+  int64_t qkOutputMode = 0;
 };
 
 /// Scaled dot-product attention on 4-D q [B,Hq,S,D], k [B,Hkv,T,D],
 /// v [B,Hkv,T,Dv] -> [B,Hq,S,Dv] of q's element type, with f32 scores.
-/// Also returns the scaled scores before any mask (qk_matmul_output mode 0).
+/// Also returns the scores at the stage `m.qkOutputMode` names. The order is
+/// ONNX Attention's reference: scale, soft cap, masks, softmax.
 std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                                Value v, double scale, const MaskSpec &m) {
   MLIRContext *ctx = b.getContext();
@@ -125,8 +131,21 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
       scoresType, q, AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx), k,
       AffineMap::get(5, 0, {d(0), kvHead, d(3), d(4)}, ctx));
 
-  // Scale, soft cap, masks, causal rule: one elementwise pass.
-  SmallVector<Value> inputs = {scores};
+  // Scale and soft cap (before the masks, so that -inf stays -inf), then
+  // masks and the causal rule.
+  Value capped = parallelGeneric(
+      b, loc, scoresType, scores, {b.getMultiDimIdentityMap(4)},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value v = arith::MulFOp::create(nb, l, a[0],
+                                        scalarConst(nb, l, f32, scale));
+        if (m.softcap <= 0)
+          return v;
+        Value c = scalarConst(nb, l, f32, m.softcap);
+        return arith::MulFOp::create(
+            nb, l, c,
+            math::TanhOp::create(nb, l, arith::DivFOp::create(nb, l, v, c)));
+      });
+  SmallVector<Value> inputs = {capped};
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
   auto addMask = [&](Value mask) {
     if (!mask)
@@ -141,17 +160,14 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
     inputs.push_back(m.keyPadding);
     maps.push_back(AffineMap::get(4, 0, {d(0), d(3)}, ctx));
   }
+  if (m.kvLength) {
+    inputs.push_back(m.kvLength);
+    maps.push_back(AffineMap::get(4, 0, {d(0)}, ctx));
+  }
   Value masked = parallelGeneric(
       b, loc, scoresType, inputs, maps,
       [&](OpBuilder &nb, Location l, ValueRange a) {
-        Value v = arith::MulFOp::create(nb, l, a[0],
-                                        scalarConst(nb, l, f32, scale));
-        if (m.softcap > 0) {
-          Value c = scalarConst(nb, l, f32, m.softcap);
-          v = arith::MulFOp::create(
-              nb, l, c,
-              math::TanhOp::create(nb, l, arith::DivFOp::create(nb, l, v, c)));
-        }
+        Value v = a[0];
         unsigned i = 1;
         Value negInf = scalarConst(nb, l, f32, -INFINITY);
         if (m.additive)
@@ -164,6 +180,13 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                                             a[i++], zero);
           v = arith::SelectOp::create(nb, l, pad,
                                       scalarConst(nb, l, f32, m.fill), v);
+        }
+        if (m.kvLength) {
+          Value t = arith::IndexCastOp::create(
+              nb, l, a[i].getType(), linalg::IndexOp::create(nb, l, 3));
+          Value beyond = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::sge, t, a[i++]);
+          v = arith::SelectOp::create(nb, l, beyond, negInf, v);
         }
         if (m.causal) {
           // Query s (after `causalOffset` cached positions) sees keys up to
@@ -178,13 +201,6 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
         }
         return v;
       });
-
-  Value scaled = parallelGeneric(
-      b, loc, scoresType, scores, {b.getMultiDimIdentityMap(4)},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        return arith::MulFOp::create(nb, l, a[0], scalarConst(nb, l, f32, scale));
-      });
-
   // Softmax over t in f32.
   SmallVector<int64_t> axis = {3};
   SoftmaxParts parts = softmaxParts(b, loc, masked, axis, f32);
@@ -202,7 +218,42 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                            out, [&](OpBuilder &nb, Location l, ValueRange a) {
                              return castScalar(nb, l, a[0], elt);
                            });
-  return {cast, scaled};
+  // As the ONNX reference computes them: modes 0 and 1 give the scaled and
+  // soft-capped scores, 2 adds the masks, 3 is the softmax.
+  Value stage = m.qkOutputMode == 3 ? p
+                : m.qkOutputMode == 2 ? masked
+                                      : capped;
+  return {cast, stage};
+}
+
+/// A mask shorter than the keys (last dim) extended to `keys` with -inf
+/// (float) or false (bool), as ONNX Attention's reference pads it.
+Value padKeys(OpBuilder &b, Location loc, Value mask, int64_t keys,
+              bool isBool) {
+  auto t = typeOf(mask);
+  int64_t have = t.getShape().back();
+  if (have == 1 || have >= keys)
+    return mask;
+  SmallVector<int64_t> shape(t.getShape());
+  shape.back() = keys;
+  int64_t rank = t.getRank();
+  return parallelGeneric(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), {}, {},
+      [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+        SmallVector<Value> idx;
+        for (int64_t i = 0; i < rank; ++i)
+          idx.push_back(linalg::IndexOp::create(nb, l, i));
+        Value inside = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                             idx.back(),
+                                             indexConst(nb, l, have));
+        SmallVector<Value> at = idx;
+        at.back() = arith::SelectOp::create(nb, l, inside, idx.back(),
+                                            indexConst(nb, l, 0));
+        Value v = tensor::ExtractOp::create(nb, l, mask, at);
+        Value fill = isBool ? scalarConst(nb, l, t.getElementType(), 0)
+                            : scalarConst(nb, l, t.getElementType(), -INFINITY);
+        return arith::SelectOp::create(nb, l, inside, v, fill);
+      });
 }
 
 /// ONNX Attention-23/24.
@@ -212,8 +263,8 @@ struct AttentionLowering : public OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (!allStatic(op))
       return rewriter.notifyMatchFailure(op, "dynamic shape");
-    if (op.getNonpadKvSeqlen() || op.getQkMatmulOutputMode() != 0)
-      return rewriter.notifyMatchFailure(op, "nonpad_kv_seqlen/qk modes");
+    if (op.getQkMatmulOutputMode() < 0 || op.getQkMatmulOutputMode() > 3)
+      return rewriter.notifyMatchFailure(op, "unknown qk_matmul_output_mode");
     Location loc = op.getLoc();
     bool threeD = typeOf(op.getQ()).getRank() == 3;
     Value q = op.getQ(), k = op.getK(), v = op.getV();
@@ -228,13 +279,17 @@ struct AttentionLowering : public OpRewritePattern<AttentionOp> {
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt((double)D);
     MaskSpec m;
-    if (Value mask = op.getAttnMask())
-      (getElementTypeOrSelf(mask.getType()).isInteger(1) ? m.keep
-                                                         : m.additive) = mask;
+    if (Value mask = op.getAttnMask()) {
+      bool isBool = getElementTypeOrSelf(mask.getType()).isInteger(1);
+      mask = padKeys(rewriter, loc, mask, typeOf(pk).getDimSize(2), isBool);
+      (isBool ? m.keep : m.additive) = mask;
+    }
     m.causal = op.getIsCausal();
     m.causalOffset =
         op.getPastKey() ? typeOf(op.getPastKey()).getDimSize(2) : 0;
     m.softcap = op.getSoftcap().convertToDouble();
+    m.kvLength = op.getNonpadKvSeqlen();
+    m.qkOutputMode = op.getQkMatmulOutputMode();
     auto [out, scores] = attend(rewriter, loc, q, pk, pv, scale, m);
     if (threeD)
       out = mergeHeads(rewriter, loc, out);
@@ -391,102 +446,131 @@ struct MsAttentionLowering : public OpRewritePattern<MsAttentionOp> {
   }
 };
 
+/// Rotary position embedding of `x` ([B, S, N*D] or [B, N, S, D]): the
+/// first `rotDim` (0: 2 * cache width) values of each head rotate by the
+/// angles in the caches, read at [position_ids[b, s], col] or, without
+/// position ids, at [b, s, col]. `interleaved` pairs (x0, x1), (x2, x3)...
+/// instead of the two halves.
+Value rotary(OpBuilder &rewriter, Location loc, Value x, Value pos,
+             Value cosC, Value sinC, bool interleaved, int64_t numHeads,
+             int64_t rotDim) {
+  auto t = typeOf(x);
+  bool threeD = t.getRank() == 3;
+  auto cacheType = typeOf(cosC);
+  int64_t half = cacheType.getDimSize(cacheType.getRank() - 1);
+  int64_t headDim = threeD ? (numHeads > 0 ? t.getDimSize(2) / numHeads
+                                           : 2 * half)
+                           : t.getDimSize(3);
+  int64_t rot = rotDim > 0 ? rotDim : 2 * half;
+  Type f32 = rewriter.getF32Type(), elt = t.getElementType();
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t rank = t.getRank();
+  // Sequence dim: 1 for [B, S, H*D], 2 for [B, H, S, D].
+  unsigned seqDim = threeD ? 1 : 2;
+  SmallVector<Value> ins;
+  SmallVector<AffineMap> maps;
+  if (pos) {
+    auto posMap = broadcastMap(ctx, typeOf(pos).getShape(),
+                               {t.getDimSize(0), t.getDimSize(seqDim)});
+    SmallVector<AffineExpr> exprs;
+    for (AffineExpr e : posMap.getResults())
+      exprs.push_back(e.replaceDims(
+          {getAffineDimExpr(0, ctx), getAffineDimExpr(seqDim, ctx)}));
+    ins.push_back(pos);
+    maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+  }
+  return parallelGeneric(
+      rewriter, loc, t, ins, maps,
+      [&](OpBuilder &b, Location l, ValueRange a) {
+        SmallVector<Value> idx;
+        for (int64_t i = 0; i < rank; ++i)
+          idx.push_back(linalg::IndexOp::create(b, l, i));
+        Value last = idx.back();
+        auto cidx = [&](int64_t c) { return indexConst(b, l, c); };
+        // Position within the head.
+        Value j = threeD ? Value(arith::RemUIOp::create(b, l, last,
+                                                        cidx(headDim)))
+                         : last;
+        Value headStart = arith::SubIOp::create(b, l, last, j);
+        Value xv = tensor::ExtractOp::create(b, l, x, idx);
+        Value inRot = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                            j, cidx(rot));
+        // Partner element and which cache column, by layout.
+        Value col, partner, first;
+        if (interleaved) {
+          col = arith::DivUIOp::create(b, l, j, cidx(2));
+          Value odd = arith::RemUIOp::create(b, l, j, cidx(2));
+          first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, odd,
+                                        cidx(0));
+          partner = arith::SelectOp::create(
+              b, l, first, arith::AddIOp::create(b, l, j, cidx(1)),
+              arith::SubIOp::create(b, l, j, cidx(1)));
+        } else {
+          first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, j,
+                                        cidx(rot / 2));
+          col = arith::SelectOp::create(
+              b, l, first, j, arith::SubIOp::create(b, l, j, cidx(rot / 2)));
+          partner = arith::SelectOp::create(
+              b, l, first, arith::AddIOp::create(b, l, j, cidx(rot / 2)),
+              arith::SubIOp::create(b, l, j, cidx(rot / 2)));
+        }
+        // Outside the rotated part the index math is unused; keep it in
+        // range.
+        col = arith::SelectOp::create(b, l, inRot, col, cidx(0));
+        partner = arith::SelectOp::create(b, l, inRot, partner, j);
+        SmallVector<Value> pidx = idx;
+        pidx.back() = arith::AddIOp::create(b, l, headStart, partner);
+        Value xp = tensor::ExtractOp::create(b, l, x, pidx);
+        SmallVector<Value> at;
+        if (pos)
+          at = {arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]), col};
+        else
+          at = {idx[0], idx[seqDim], col};
+        Value c = castScalar(b, l, tensor::ExtractOp::create(b, l, cosC, at),
+                             f32);
+        Value s = castScalar(b, l, tensor::ExtractOp::create(b, l, sinC, at),
+                             f32);
+        Value xf = castScalar(b, l, xv, f32), pf = castScalar(b, l, xp, f32);
+        // first half: x*cos - partner*sin; second: x*cos + partner*sin
+        Value ps = arith::MulFOp::create(b, l, pf, s);
+        Value signed_ = arith::SelectOp::create(
+            b, l, first, arith::NegFOp::create(b, l, ps), ps);
+        Value rotated = arith::AddFOp::create(
+            b, l, arith::MulFOp::create(b, l, xf, c), signed_);
+        Value y = arith::SelectOp::create(b, l, inRot, rotated, xf);
+        return castScalar(b, l, y, elt);
+      });
+}
+
 /// com.microsoft RotaryEmbedding: position ids index [max_pos, rot/2]
-/// caches; the first `rot` values of each head rotate.
+/// caches.
 struct MsRotaryLowering : public OpRewritePattern<MsRotaryEmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MsRotaryEmbeddingOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op) || op.getIsPackedBatching())
+    if (!allStatic(op) || op.getIsPackedBatching() ||
+        op.getScale().convertToDouble() != 1.0)
       return rewriter.notifyMatchFailure(op, "unsupported form");
-    Location loc = op.getLoc();
-    auto t = typeOf(op.getInput());
-    bool threeD = t.getRank() == 3;
-    int64_t half = typeOf(op.getCosCache()).getDimSize(1);
-    int64_t headDim = threeD ? (op.getNumHeads() > 0
-                                    ? t.getDimSize(2) / op.getNumHeads()
-                                    : 2 * half)
-                             : t.getDimSize(3);
-    int64_t rot = op.getRotaryEmbeddingDim() > 0 ? op.getRotaryEmbeddingDim()
-                                                 : 2 * half;
-    bool interleaved = op.getInterleaved();
-    Type f32 = rewriter.getF32Type(), elt = t.getElementType();
-    Value x = op.getInput();
-    Value pos = op.getPositionIds();
-    Value cosC = op.getCosCache(), sinC = op.getSinCache();
-    MLIRContext *ctx = op.getContext();
-    int64_t rank = t.getRank();
-    // Sequence dim: 1 for [B, S, H*D], 2 for [B, H, S, D].
-    unsigned seqDim = threeD ? 1 : 2;
-    auto posMap = broadcastMap(
-        ctx, typeOf(pos).getShape(),
-        {t.getDimSize(0), t.getDimSize(seqDim)});
-    SmallVector<AffineExpr> exprs;
-    for (AffineExpr e : posMap.getResults())
-      exprs.push_back(e.replaceDims({getAffineDimExpr(0, ctx),
-                                     getAffineDimExpr(seqDim, ctx)}));
-    Value r = parallelGeneric(
-        rewriter, loc, t, {pos}, {AffineMap::get(rank, 0, exprs, ctx)},
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          SmallVector<Value> idx;
-          for (int64_t i = 0; i < rank; ++i)
-            idx.push_back(linalg::IndexOp::create(b, l, i));
-          Value last = idx.back();
-          auto cidx = [&](int64_t c) {
-            return arith::ConstantIndexOp::create(b, l, c);
-          };
-          // Position within the head.
-          Value j = threeD ? Value(arith::RemUIOp::create(b, l, last,
-                                                          cidx(headDim)))
-                           : last;
-          Value headStart = arith::SubIOp::create(b, l, last, j);
-          Value xv = tensor::ExtractOp::create(b, l, x, idx);
-          Value inRot = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
-                                              j, cidx(rot));
-          // Partner element and which cache column, by layout.
-          Value col, partner, first;
-          if (interleaved) {
-            col = arith::DivUIOp::create(b, l, j, cidx(2));
-            Value odd = arith::RemUIOp::create(b, l, j, cidx(2));
-            first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, odd,
-                                          cidx(0));
-            partner = arith::SelectOp::create(
-                b, l, first, arith::AddIOp::create(b, l, j, cidx(1)),
-                arith::SubIOp::create(b, l, j, cidx(1)));
-          } else {
-            first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, j,
-                                          cidx(rot / 2));
-            col = arith::SelectOp::create(
-                b, l, first, j, arith::SubIOp::create(b, l, j, cidx(rot / 2)));
-            partner = arith::SelectOp::create(
-                b, l, first, arith::AddIOp::create(b, l, j, cidx(rot / 2)),
-                arith::SubIOp::create(b, l, j, cidx(rot / 2)));
-          }
-          // Outside the rotated part the index math is unused; keep it in
-          // range.
-          col = arith::SelectOp::create(b, l, inRot, col, cidx(0));
-          partner = arith::SelectOp::create(b, l, inRot, partner, j);
-          SmallVector<Value> pidx = idx;
-          pidx.back() = arith::AddIOp::create(b, l, headStart, partner);
-          Value xp = tensor::ExtractOp::create(b, l, x, pidx);
-          Value p = arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
-          Value c = castScalar(
-              b, l, tensor::ExtractOp::create(b, l, cosC, ValueRange{p, col}),
-              f32);
-          Value s = castScalar(
-              b, l, tensor::ExtractOp::create(b, l, sinC, ValueRange{p, col}),
-              f32);
-          Value xf = castScalar(b, l, xv, f32), pf = castScalar(b, l, xp, f32);
-          // first half: x*cos - partner*sin; second: x*cos + partner*sin
-          Value ps = arith::MulFOp::create(b, l, pf, s);
-          Value signed_ = arith::SelectOp::create(
-              b, l, first, arith::NegFOp::create(b, l, ps), ps);
-          Value rotated = arith::AddFOp::create(
-              b, l, arith::MulFOp::create(b, l, xf, c), signed_);
-          Value y = arith::SelectOp::create(b, l, inRot, rotated, xf);
-          return castScalar(b, l, y, elt);
-        });
-    rewriter.replaceOp(op, r);
+    rewriter.replaceOp(
+        op, rotary(rewriter, op.getLoc(), op.getInput(), op.getPositionIds(),
+                   op.getCosCache(), op.getSinCache(), op.getInterleaved(),
+                   op.getNumHeads(), op.getRotaryEmbeddingDim()));
+    return success();
+  }
+};
+
+/// ONNX RotaryEmbedding-23: caches indexed by position_ids, or [B, S, rot/2]
+/// without them.
+struct RotaryLowering : public OpRewritePattern<RotaryEmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RotaryEmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    rewriter.replaceOp(
+        op, rotary(rewriter, op.getLoc(), op.getInput(), op.getPositionIds(),
+                   op.getCosCache(), op.getSinCache(), op.getInterleaved(),
+                   op.getNumHeads(), op.getRotaryEmbeddingDim()));
     return success();
   }
 };
@@ -495,7 +579,8 @@ struct MsRotaryLowering : public OpRewritePattern<MsRotaryEmbeddingOp> {
 
 void populateAttentionToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<AttentionLowering, MultiHeadAttentionLowering,
-               MsAttentionLowering, MsRotaryLowering>(patterns.getContext());
+               MsAttentionLowering, MsRotaryLowering, RotaryLowering>(
+      patterns.getContext());
 }
 
 } // namespace mp

@@ -105,8 +105,31 @@ struct MatMulLowering : public OpRewritePattern<MatMulOp> {
     if (!outType.hasStaticShape() || !lt.hasStaticShape() ||
         !rt.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic shape");
-    if (lt.getRank() < 2 || rt.getRank() < 2)
-      return rewriter.notifyMatchFailure(op, "1-D operands");
+    if (lt.getRank() < 2 || rt.getRank() < 2) {
+      // numpy matmul: a 1-D lhs is a row [1, K], a 1-D rhs a column [K, 1];
+      // the added dim is dropped from the result.
+      SmallVector<int64_t> shape(outType.getShape());
+      Value l = op.getLhs(), r = op.getRhs();
+      Location loc = op.getLoc();
+      if (rt.getRank() == 1) {
+        shape.push_back(1);
+        r = reshapeTo(rewriter, loc, r,
+                      RankedTensorType::get({rt.getDimSize(0), 1},
+                                            rt.getElementType()));
+      }
+      if (lt.getRank() == 1) {
+        shape.insert(shape.end() - 1, 1);
+        l = reshapeTo(rewriter, loc, l,
+                      RankedTensorType::get({1, lt.getDimSize(0)},
+                                            lt.getElementType()));
+      }
+      auto matrix = MatMulOp::create(
+          rewriter, loc, RankedTensorType::get(shape, outType.getElementType()),
+          l, r);
+      matrix->setAttrs(op->getAttrs());
+      rewriter.replaceOp(op, reshapeTo(rewriter, loc, matrix, outType));
+      return success();
+    }
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     ArrayRef<int64_t> batch = outType.getShape().drop_back(2);
