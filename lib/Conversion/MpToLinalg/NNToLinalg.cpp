@@ -395,10 +395,22 @@ struct PadLowering : public OpRewritePattern<PadOp> {
     auto pads = getConstantInts(op.getPads());
     auto outType = op.getType();
     auto xt = typeOf(op.getInput());
-    if (!allStatic(op) || !pads || op.getAxes())
-      return rewriter.notifyMatchFailure(op, "dynamic pads or axes");
+    if (!allStatic(op) || !pads)
+      return rewriter.notifyMatchFailure(op, "dynamic pads");
     Location loc = op.getLoc();
     int64_t rank = xt.getRank();
+    // Leading pads per dim; with `axes`, pads holds begins then ends for
+    // those axes only.
+    SmallVector<int64_t> begin(pads->begin(), pads->begin() + std::min<int64_t>(
+                                                                   rank, pads->size()));
+    if (op.getAxes()) {
+      auto axes = getConstantInts(op.getAxes());
+      if (!axes)
+        return rewriter.notifyMatchFailure(op, "dynamic axes");
+      begin.assign(rank, 0);
+      for (auto [i, a] : llvm::enumerate(*axes))
+        begin[a < 0 ? a + rank : a] = (*pads)[i];
+    }
     StringRef mode = op.getMode();
     Value x = op.getInput();
     Value value = op.getConstantValue();
@@ -410,7 +422,7 @@ struct PadLowering : public OpRewritePattern<PadOp> {
           for (int64_t i = 0; i < rank; ++i) {
             Value o = linalg::IndexOp::create(b, l, i);
             Value p = arith::SubIOp::create(
-                b, l, o, arith::ConstantIndexOp::create(b, l, (*pads)[i]));
+                b, l, o, arith::ConstantIndexOp::create(b, l, begin[i]));
             int64_t dim = xt.getDimSize(i);
             Value zero = arith::ConstantIndexOp::create(b, l, 0);
             Value last = arith::ConstantIndexOp::create(b, l, dim - 1);
