@@ -196,6 +196,22 @@ func.func @logic_and_slice() {
 // CHECK: sizes = [3]
 // CHECK-NEXT: [4, 2, 0]
 
+func.func @tensor_scatter() {
+  %c = arith.constant dense<0.0> : tensor<1x4x2xf32>
+  %u = arith.constant dense<[[[1.0, 2.0], [3.0, 4.0]]]> : tensor<1x2x2xf32>
+  %w = arith.constant dense<[3]> : tensor<1xi64>
+  %0 = mp.tensor_scatter %c, %u at %w {mode = "circular"} : (tensor<1x4x2xf32>, tensor<1x2x2xf32>, tensor<1xi64>) -> tensor<1x4x2xf32>
+  %p = tensor.cast %0 : tensor<1x4x2xf32> to tensor<*xf32>
+  call @printMemrefF32(%p) : (tensor<*xf32>) -> ()
+  return
+}
+// A circular KV-cache write from position 3 wraps to row 0.
+// CHECK: sizes = [1, 4, 2]
+// CHECK-NEXT: {{\[\[\[}}3, 4],
+// CHECK-NEXT: [0, 0],
+// CHECK-NEXT: [0, 0],
+// CHECK-NEXT: [1, 2]]]
+
 func.func @main() {
   call @gather_elements() : () -> ()
   call @gather_nd() : () -> ()
@@ -207,5 +223,6 @@ func.func @main() {
   call @reductions() : () -> ()
   call @unsigned() : () -> ()
   call @logic_and_slice() : () -> ()
+  call @tensor_scatter() : () -> ()
   return
 }

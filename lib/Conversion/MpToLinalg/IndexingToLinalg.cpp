@@ -1,7 +1,8 @@
 //===- IndexingToLinalg.cpp - index-driven ops to linalg/tensor/scf -------===//
 //
-// GatherElements, GatherND, ScatterND, CumSum and ArgMax/ArgMin: ops whose
-// reads or writes are steered by data (indices, positions, comparisons).
+// GatherElements, GatherND, ScatterND, TensorScatter, CumSum and
+// ArgMax/ArgMin: ops whose reads or writes are steered by data (indices,
+// positions, comparisons).
 //
 //===----------------------------------------------------------------------===//
 
@@ -324,11 +325,69 @@ struct ArgReduceLowering : public OpRewritePattern<OpTy> {
   }
 };
 
+/// TensorScatter-24: out = past_cache with update[b] written along `axis`
+/// from write_indices[b] (0 without them); "circular" wraps around the
+/// cache. One generic over the cache: each element takes the update's value
+/// where the window covers it, the cache's elsewhere.
+struct TensorScatterLowering : public OpRewritePattern<TensorScatterOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TensorScatterOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    auto cache = typeOf(op.getPastCache());
+    int64_t rank = cache.getRank(), axis = op.getAxis();
+    if (axis < 0)
+      axis += rank;
+    int64_t maxSeq = cache.getDimSize(axis);
+    int64_t seq = typeOf(op.getUpdate()).getDimSize(axis);
+    bool circular = op.getMode() == "circular";
+    Value starts = op.getWriteIndices();
+    SmallVector<Value> ins = {op.getPastCache()};
+    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
+    if (starts) {
+      ins.push_back(starts);
+      maps.push_back(AffineMap::get(rank, 0, {getAffineDimExpr(0, getContext())},
+                                    getContext()));
+    }
+    Value r = parallelGeneric(
+        rewriter, op.getLoc(), op.getType(), ins, maps,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          SmallVector<Value> idx;
+          for (int64_t d = 0; d < rank; ++d)
+            idx.push_back(linalg::IndexOp::create(b, l, d));
+          Value start = starts ? Value(arith::IndexCastOp::create(
+                                     b, l, b.getIndexType(), a[1]))
+                               : indexConst(b, l, 0);
+          // Offset of this cache row within the written window.
+          Value i = arith::SubIOp::create(b, l, idx[axis], start);
+          if (circular)
+            i = arith::RemSIOp::create(
+                b, l, arith::AddIOp::create(b, l, i, indexConst(b, l, maxSeq)),
+                indexConst(b, l, maxSeq));
+          Value inWindow = arith::AndIOp::create(
+              b, l,
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i,
+                                    indexConst(b, l, 0)),
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
+                                    indexConst(b, l, seq)));
+          SmallVector<Value> at = idx;
+          at[axis] = arith::SelectOp::create(b, l, inWindow, i,
+                                             indexConst(b, l, 0));
+          Value fromUpdate = tensor::ExtractOp::create(b, l, op.getUpdate(), at);
+          return arith::SelectOp::create(b, l, inWindow, fromUpdate, a[0]);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateIndexingToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<GatherElementsLowering, GatherNDLowering, ScatterNDLowering,
-               CumSumLowering, ArgReduceLowering<ArgMaxOp, true>,
+               CumSumLowering, TensorScatterLowering,
+               ArgReduceLowering<ArgMaxOp, true>,
                ArgReduceLowering<ArgMinOp, false>>(patterns.getContext());
 }
 
