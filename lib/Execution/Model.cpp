@@ -2,11 +2,13 @@
 
 #include "mp/Execution/Model.h"
 #include "mp/Dialect/Mp/IR/MpDialect.h"
+#include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Execution/CpuRunner.h"
 #include "mp/Import/OnnxImporter.h"
 #include "mp/Precision/Policy.h"
 #include "mp/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/Pass/PassManager.h"
@@ -62,13 +64,47 @@ std::unique_ptr<Model> Model::load(MLIRContext *ctx, StringRef path,
     model->outputSpecs.push_back(spec);
   }
   // Without integer inputs every variant imports the same graph: import it
-  // now so that unsupported ops are reported before the first run.
+  // now so that unsupported ops are reported before the first run. With
+  // them the import may need their values; a failure then waits for them.
   bool anyInteger = llvm::any_of(model->inputSpecs, [](const TensorSpec &s) {
     return isa<IntegerType>(s.elementType);
   });
-  if (!anyInteger && !importOnnxFile(path, ctx))
+  OwningOpRef<ModuleOp> probe;
+  {
+    std::optional<ScopedDiagnosticHandler> quiet;
+    if (anyInteger)
+      quiet.emplace(ctx, [](Diagnostic &) { return success(); });
+    probe = importOnnxFile(path, ctx);
+  }
+  if (!probe && !anyInteger)
     return nullptr;
+  if (probe)
+    model->findShapeInputs(*probe);
   return model;
+}
+
+void Model::findShapeInputs(ModuleOp module) {
+  auto funcs = module.getOps<func::FuncOp>();
+  if (funcs.empty())
+    return;
+  func::FuncOp func = *funcs.begin();
+  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, "mp.name");
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (!name || !isa<FloatType>(type.getElementType()) ||
+        !type.hasStaticShape() ||
+        type.getNumElements() > kMaxCompiledInElements || arg.use_empty())
+      continue;
+    // Float operands that decide a result shape: Resize's scales and roi,
+    // Range's bounds.
+    bool onlyShapes = llvm::all_of(arg.getUses(), [](OpOperand &use) {
+      Operation *user = use.getOwner();
+      return (isa<ResizeOp>(user) && use.getOperandNumber() != 0) ||
+             isa<RangeOp>(user);
+    });
+    if (onlyShapes)
+      shapeInputs.insert(name.getValue());
+  }
 }
 
 Location Model::fileLoc() const {
@@ -120,10 +156,11 @@ bool Model::checkInputs(ArrayRef<HostTensor> inputs) const {
   return true;
 }
 
-bool Model::isCompiledIn(const HostTensor &t) {
+bool Model::isCompiledIn(const HostTensor &t) const {
+  if (t.numElements() > kMaxCompiledInElements)
+    return false;
   // Bools too: flags such as Dropout's training_mode decide the graph.
-  return isa<IntegerType>(t.elementType) &&
-         t.numElements() <= kMaxCompiledInElements;
+  return isa<IntegerType>(t.elementType) || shapeInputs.contains(t.name);
 }
 
 std::string Model::variantKey(ArrayRef<HostTensor> inputs) const {

@@ -166,3 +166,29 @@ def test_missing_library_is_a_clear_error(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert "cannot find the mp C library" in p.stdout and "MP_LIBRARY" in p.stdout
+
+
+def test_float_scales_input_is_compiled_in(tmp_path):
+    """Resize's scales given as a graph input decide the output shape: mp
+    compiles them in (a variant per value); checked against onnxruntime."""
+    _require_library()
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up", mode="linear")
+    graph = helper.make_graph(
+        [node], "resize",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 4]),
+         helper.make_tensor_value_info("scales", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "resize.onnx"))
+    m = mp.compile(tmp_path / "resize.onnx")
+    session = ort.InferenceSession(str(tmp_path / "resize.onnx"), providers=["CPUExecutionProvider"])
+    x = np.random.default_rng(3).standard_normal((1, 2, 3, 4)).astype(np.float32)
+    for scales in ([1, 1, 2, 2], [1, 1, 0.5, 1.5]):
+        s = np.array(scales, dtype=np.float32)
+        got = m.run({"x": x, "scales": s})["y"]
+        want = session.run(None, {"x": x, "scales": s})[0]
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

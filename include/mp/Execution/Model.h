@@ -11,7 +11,9 @@
 
 #include "mp/Execution/HostTensor.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <map>
 #include <memory>
@@ -43,7 +45,8 @@ void registerModelDialects(mlir::DialectRegistry &registry);
 
 /// An ONNX model compiled for the CPU on demand: one JIT-compiled variant per
 /// distinct set of input shapes. Small integer and bool inputs (axes, shapes,
-/// repeats, flags) are compiled in as constants, so their values are part of
+/// repeats, flags), and small float inputs used only as Resize scales/roi or
+/// Range bounds, are compiled in as constants, so their values are part of
 /// the variant's key and the shapes they decide are static.
 ///
 /// Errors are emitted as diagnostics on the context (attach a handler to
@@ -84,7 +87,10 @@ private:
   Model() = default;
   /// The variant key and the inputs that stay run-time arguments.
   std::string variantKey(llvm::ArrayRef<HostTensor> inputs) const;
-  static bool isCompiledIn(const HostTensor &t);
+  bool isCompiledIn(const HostTensor &t) const;
+  /// Records float inputs that only decide shapes (Resize scales, Range
+  /// bounds): they are compiled in like small integer inputs.
+  void findShapeInputs(mlir::ModuleOp module);
   /// Where errors about the model as a whole point: `path:0:0`.
   mlir::Location fileLoc() const;
   CpuRunner *variantFor(llvm::ArrayRef<HostTensor> inputs);
@@ -93,6 +99,8 @@ private:
   std::string modelPath;
   ModelOptions options;
   std::vector<TensorSpec> inputSpecs, outputSpecs;
+  /// Float inputs compiled in because they decide shapes.
+  llvm::StringSet<> shapeInputs;
   /// Compiled variants by key; the oldest is dropped past a small limit.
   std::map<std::string, std::unique_ptr<CpuRunner>> variants;
   std::vector<std::string> variantOrder;

@@ -25,6 +25,7 @@ void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateResizeToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   populateElementwiseToLinalgPatterns(patterns);
@@ -35,6 +36,7 @@ void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns) {
   populateNNToLinalgPatterns(patterns);
   populateIndexingToLinalgPatterns(patterns);
   populateRecurrentToLinalgPatterns(patterns);
+  populateResizeToLinalgPatterns(patterns);
 }
 } // namespace mp
 

@@ -754,13 +754,32 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   SmallVector<int64_t> out = llvm::to_vector(in);
   auto sizes = getConstantInts(adaptor.getSizes());
   auto scales = getConstantFloats(adaptor.getScales());
-  bool policyStretch = adaptor.getKeepAspectRatioPolicy() == "stretch";
+  StringRef policy = adaptor.getKeepAspectRatioPolicy();
+  bool policyStretch = policy == "stretch";
+  // not_larger / not_smaller: one scale for all axes (the smallest or the
+  // largest ratio), sizes rounded half up, as the ONNX reference does.
+  std::optional<double> common;
+  if (sizes && sizes->size() == axes.size() && !policyStretch) {
+    for (auto [i, a] : llvm::enumerate(axes)) {
+      std::optional<int64_t> n = normalizeAxis(a, rank);
+      if (!n || isDyn(in[*n])) {
+        common.reset();
+        break;
+      }
+      double ratio = double((*sizes)[i]) / in[*n];
+      common = !common ? ratio
+               : policy == "not_larger" ? std::min(*common, ratio)
+                                        : std::max(*common, ratio);
+    }
+  }
   for (auto [i, a] : llvm::enumerate(axes)) {
     std::optional<int64_t> n = normalizeAxis(a, rank);
     if (!n)
       return emitOptionalError(loc, "resize axis ", a, " is out of range");
     if (sizes && sizes->size() == axes.size() && policyStretch)
       out[*n] = (*sizes)[i];
+    else if (common)
+      out[*n] = (int64_t)(*common * in[*n] + 0.5);
     else if (scales && scales->size() == axes.size() && !isDyn(in[*n]))
       out[*n] = (int64_t)std::floor(in[*n] * (*scales)[i]);
     else if (adaptor.getSizes() || adaptor.getScales())

@@ -1,0 +1,287 @@
+//===- ResizeToLinalg.cpp - ONNX Resize to linalg -------------------------===//
+//
+// One generic over the output. Per resized axis the output coordinate maps
+// back to the input (coordinate_transformation_mode, in f64 as the ONNX
+// reference computes it) and picks 1 (nearest), 2 (linear) or 4 (cubic)
+// neighbours with weights; the value is the sum over all neighbour
+// combinations. Neighbours past an edge read the edge (the reference pads
+// in "edge" mode); cubic with exclude_outside drops and renormalizes them.
+// Scales and sizes must be constants; antialias is not lowered.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "mp/Dialect/Mp/IR/MpOps.h"
+#include "mp/Dialect/Mp/IR/MpTypeInference.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mp::lowering;
+
+namespace mp {
+namespace {
+
+/// How one output axis reads the input.
+struct AxisPlan {
+  int64_t dim;
+  double scale;
+  int64_t inSize, outSize;
+  double roiStart = 0, roiEnd = 1;
+};
+
+/// Neighbour indices (already clamped to the edge) and their weights.
+struct Taps {
+  SmallVector<Value> index;  // index type
+  SmallVector<Value> weight; // f64
+  Value outside;             // i1: tf_crop_and_resize extrapolates
+};
+
+struct ResizeLowering : public OpRewritePattern<ResizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ResizeOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allStatic(op) || op.getAntialias() != 0)
+      return rewriter.notifyMatchFailure(op, "dynamic shape or antialias");
+    StringRef mode = op.getMode();
+    auto in = typeOf(op.getInput());
+    auto out = op.getType();
+    bool isFloat = isa<FloatType>(in.getElementType());
+    if (mode != "nearest" && !isFloat)
+      return rewriter.notifyMatchFailure(op, "integer interpolation");
+    int64_t rank = in.getRank();
+    SmallVector<int64_t> axes(op.getAxes());
+    if (axes.empty())
+      for (int64_t i = 0; i < rank; ++i)
+        axes.push_back(i);
+    for (int64_t &a : axes)
+      if (a < 0)
+        a += rank;
+    // Per-axis scale as the reference computes it.
+    auto scales = op.getScales() ? getConstantFloats(op.getScales())
+                                 : std::nullopt;
+    auto sizes = op.getSizes() ? getConstantInts(op.getSizes()) : std::nullopt;
+    if (!scales && !sizes)
+      return rewriter.notifyMatchFailure(op, "non-constant scales/sizes");
+    SmallVector<double> scale(rank, 1.0);
+    if (scales) {
+      for (auto [i, a] : llvm::enumerate(axes))
+        scale[a] = (*scales)[i];
+    } else {
+      StringRef policy = op.getKeepAspectRatioPolicy();
+      double common = policy == "not_larger" ? INFINITY : 0;
+      for (auto [i, a] : llvm::enumerate(axes)) {
+        scale[a] = double((*sizes)[i]) / in.getDimSize(a);
+        common = policy == "not_larger" ? std::min(common, scale[a])
+                                        : std::max(common, scale[a]);
+      }
+      if (policy != "stretch")
+        for (int64_t a : axes)
+          scale[a] = common;
+    }
+    StringRef ctm = op.getCoordinateTransformationMode();
+    bool crop = ctm == "tf_crop_and_resize";
+    std::optional<SmallVector<double>> roi;
+    if (crop) {
+      roi = op.getRoi() ? getConstantFloats(op.getRoi()) : std::nullopt;
+      if (!roi || roi->size() != 2 * axes.size())
+        return rewriter.notifyMatchFailure(op, "non-constant roi");
+    }
+    SmallVector<AxisPlan> plans;
+    for (auto [i, a] : llvm::enumerate(axes)) {
+      if (scale[a] == 1.0 && !crop)
+        continue; // the identity in every mode
+      AxisPlan p{a, scale[a], in.getDimSize(a), out.getDimSize(a)};
+      if (crop) {
+        p.roiStart = (*roi)[i];
+        p.roiEnd = (*roi)[axes.size() + i];
+      }
+      plans.push_back(p);
+    }
+
+    Type elt = in.getElementType();
+    Type f64 = rewriter.getF64Type();
+    Value x = op.getInput();
+    double extrapolation = op.getExtrapolationValue().convertToDouble();
+    double a = op.getCubicCoeffA().convertToDouble();
+    bool exclude = op.getExcludeOutside() != 0;
+    StringRef nearestMode = op.getNearestMode();
+
+    Value r = parallelGeneric(
+        rewriter, op.getLoc(), out, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          auto c = [&](double v) { return scalarConst(b, l, f64, v); };
+          SmallVector<Value> idx;
+          for (int64_t d = 0; d < rank; ++d)
+            idx.push_back(linalg::IndexOp::create(b, l, d));
+          SmallVector<Taps> taps;
+          for (const AxisPlan &p : plans)
+            taps.push_back(tapsFor(b, l, p, idx[p.dim], ctm, mode, nearestMode,
+                                   a, exclude));
+          // Sum over every combination of neighbours.
+          Value sum = c(0);
+          SmallVector<int64_t> pick(plans.size(), 0);
+          while (true) {
+            SmallVector<Value> at = idx;
+            Value w = c(1);
+            for (auto [k, p] : llvm::enumerate(plans)) {
+              at[p.dim] = taps[k].index[pick[k]];
+              w = arith::MulFOp::create(b, l, w, taps[k].weight[pick[k]]);
+            }
+            Value v = tensor::ExtractOp::create(b, l, x, at);
+            if (!isFloat && mode == "nearest")
+              return v; // one tap per axis
+            sum = arith::AddFOp::create(
+                b, l, sum, arith::MulFOp::create(b, l, w, castScalar(b, l, v, f64)));
+            int64_t k = 0;
+            while (k < (int64_t)pick.size() &&
+                   ++pick[k] == (int64_t)taps[k].index.size())
+              pick[k++] = 0;
+            if (k == (int64_t)pick.size())
+              break;
+          }
+          for (const Taps &t : taps)
+            if (t.outside)
+              sum = arith::SelectOp::create(b, l, t.outside, c(extrapolation),
+                                            sum);
+          return castScalar(b, l, sum, elt);
+        });
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+
+  static Taps tapsFor(OpBuilder &b, Location l, const AxisPlan &p, Value o,
+                      StringRef ctm, StringRef mode, StringRef nearestMode,
+                      double a, bool exclude) {
+    Type f64 = b.getF64Type();
+    auto c = [&](double v) { return scalarConst(b, l, f64, v); };
+    auto add = [&](Value x, Value y) -> Value {
+      return arith::AddFOp::create(b, l, x, y);
+    };
+    auto sub = [&](Value x, Value y) -> Value {
+      return arith::SubFOp::create(b, l, x, y);
+    };
+    auto mul = [&](Value x, Value y) -> Value {
+      return arith::MulFOp::create(b, l, x, y);
+    };
+    Value xo = arith::SIToFPOp::create(
+        b, l, f64, arith::IndexCastOp::create(b, l, b.getI64Type(), o));
+    double inW = p.inSize, outW = p.scale * p.inSize; // float output width
+    Taps t;
+    // The input coordinate of output coordinate xo.
+    Value xi;
+    Value halfPixel = sub(mul(add(xo, c(0.5)), c(1.0 / p.scale)), c(0.5));
+    if (ctm == "align_corners")
+      xi = outW == 1 ? c(0) : mul(xo, c((inW - 1) / (outW - 1)));
+    else if (ctm == "asymmetric")
+      xi = mul(xo, c(1.0 / p.scale));
+    else if (ctm == "tf_half_pixel_for_nn") // opset 11
+      xi = mul(add(xo, c(0.5)), c(1.0 / p.scale));
+    else if (ctm == "pytorch_half_pixel")
+      xi = outW == 1 ? c(-0.5) : halfPixel;
+    else if (ctm == "half_pixel_symmetric") {
+      double adjustment = p.outSize / outW, center = inW / 2;
+      xi = add(c(center * (1 - adjustment)), halfPixel);
+    } else if (ctm == "tf_crop_and_resize") {
+      xi = outW == 1 ? c((p.roiEnd - p.roiStart) * (inW - 1) / 2)
+                     : mul(xo, c((p.roiEnd - p.roiStart) * (inW - 1) /
+                                 (outW - 1)));
+      xi = add(xi, c(p.roiStart * (inW - 1)));
+      t.outside = arith::OrIOp::create(
+          b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, xi, c(0)),
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, xi,
+                                c(inW - 1)));
+    } else {
+      xi = halfPixel;
+    }
+    Value fl = math::FloorOp::create(b, l, xi);
+    Value ratio = sub(xi, fl);
+    Value base = arith::FPToSIOp::create(b, l, b.getI64Type(), fl);
+    auto at = [&](int64_t offset) -> Value {
+      // Edge padding: clamp into [0, inSize - 1].
+      Value i = arith::AddIOp::create(
+          b, l, base, arith::ConstantIntOp::create(b, l, b.getI64Type(), offset));
+      i = arith::MaxSIOp::create(
+          b, l, i, arith::ConstantIntOp::create(b, l, b.getI64Type(), 0));
+      i = arith::MinSIOp::create(
+          b, l, i,
+          arith::ConstantIntOp::create(b, l, b.getI64Type(), p.inSize - 1));
+      return arith::IndexCastOp::create(b, l, b.getIndexType(), i);
+    };
+    if (mode == "nearest") {
+      // An exact coordinate reads itself; otherwise by nearest_mode.
+      Value exact = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                          ratio, c(0));
+      Value up;
+      if (nearestMode == "round_prefer_ceil")
+        up = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, ratio,
+                                   c(0.5));
+      else if (nearestMode == "floor")
+        up = arith::ConstantIntOp::create(b, l, b.getI1Type(), 0);
+      else if (nearestMode == "ceil")
+        up = arith::ConstantIntOp::create(b, l, b.getI1Type(), 1);
+      else // round_prefer_floor
+        up = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, ratio,
+                                   c(0.5));
+      up = arith::AndIOp::create(
+          b, l, up, arith::XOrIOp::create(
+                        b, l, exact,
+                        arith::ConstantIntOp::create(b, l, b.getI1Type(), 1)));
+      t.index.push_back(arith::SelectOp::create(b, l, up, at(1), at(0)));
+      t.weight.push_back(c(1));
+      return t;
+    }
+    if (mode == "linear") {
+      t.index = {at(0), at(1)};
+      t.weight = {sub(c(1), ratio), ratio};
+      return t;
+    }
+    // Cubic: taps base-1 .. base+2 with Keys' coefficients.
+    auto coeff = [&](Value d) -> Value { // d = distance in [0, 2]
+      Value d2 = mul(d, d), d3 = mul(d2, d);
+      Value near = add(sub(mul(c(a + 2), d3), mul(c(a + 3), d2)), c(1));
+      Value far = sub(add(sub(mul(c(a), d3), mul(c(5 * a), d2)), mul(c(8 * a), d)),
+                      c(4 * a));
+      Value isNear = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLE, d,
+                                           c(1));
+      return arith::SelectOp::create(b, l, isNear, near, far);
+    };
+    SmallVector<Value> w = {coeff(add(ratio, c(1))), coeff(ratio),
+                            coeff(sub(c(1), ratio)), coeff(sub(c(2), ratio))};
+    for (int64_t k = 0; k < 4; ++k)
+      t.index.push_back(at(k - 1));
+    if (exclude) {
+      Value total = c(0);
+      for (int64_t k = 0; k < 4; ++k) {
+        Value i = arith::AddIOp::create(
+            b, l, base, arith::ConstantIntOp::create(b, l, b.getI64Type(), k - 1));
+        Value inside = arith::AndIOp::create(
+            b, l,
+            arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::sge, i,
+                arith::ConstantIntOp::create(b, l, b.getI64Type(), 0)),
+            arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::slt, i,
+                arith::ConstantIntOp::create(b, l, b.getI64Type(), p.inSize)));
+        w[k] = arith::SelectOp::create(b, l, inside, w[k], c(0));
+        total = add(total, w[k]);
+      }
+      for (Value &v : w)
+        v = arith::DivFOp::create(b, l, v, total);
+    }
+    t.weight = w;
+    return t;
+  }
+};
+
+} // namespace
+
+void populateResizeToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<ResizeLowering>(patterns.getContext());
+}
+
+} // namespace mp
