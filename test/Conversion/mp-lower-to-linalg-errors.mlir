@@ -9,9 +9,10 @@ func.func @dynamic(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {
 
 // -----
 
-// Ops without a CPU lowering yet are named (MaxPool's indices output).
-func.func @max_pool_indices(%a: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xi64> {
-  %o, %i = mp.max_pool %a {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>) loc("pool0")
-  return %i : tensor<1x1x2x2xi64>
+// Ops without a CPU lowering yet are named (Resize with antialias).
+func.func @resize_antialias(%a: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
+  %s = mp.constant dense<[1.0, 1.0, 0.5, 0.5]> : tensor<4xf32>
+  %0 = mp.resize %a scales %s {antialias = 1 : i64, mode = "linear"} : (tensor<1x1x4x4xf32>, tensor<4xf32>) -> tensor<1x1x2x2xf32> loc("resize0")
+  return %0 : tensor<1x1x2x2xf32>
 }
-// CHECK: error: {{.*}}cannot lower 'mp.max_pool' (node 'pool0'): this op has no CPU lowering yet
+// CHECK: error: {{.*}}cannot lower 'mp.resize' (node 'resize0'): this op has no CPU lowering yet

@@ -235,9 +235,6 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
     constexpr bool isMax = std::is_same_v<OpTy, MaxPoolOp>;
     if (!allStatic(op) || op.getAutoPad() != "NOTSET")
       return rewriter.notifyMatchFailure(op, "dynamic shape or auto_pad");
-    if constexpr (isMax)
-      if (!op.getIndices().use_empty())
-        return rewriter.notifyMatchFailure(op, "indices output");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     auto outType = cast<RankedTensorType>(op->getResult(0).getType());
@@ -345,12 +342,88 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
                             elt);
         });
     SmallVector<Value> results = {r};
-    if constexpr (isMax)
-      results.push_back(tensor::EmptyOp::create(
+    if constexpr (isMax) {
+      // Indices only when used: a second pass that tracks the first maximum.
+      Value indices = tensor::EmptyOp::create(
           rewriter, loc, typeOf(op.getIndices()).getShape(),
-          rewriter.getI64Type()));
+          rewriter.getI64Type());
+      if (!op.getIndices().use_empty())
+        indices = maxIndices(rewriter, loc, x, window, xt, outType, xExprs,
+                             kExprs, outExprs, low, strides, dil, acc,
+                             padValue, op.getStorageOrder() == 1);
+      results.push_back(indices);
+    }
     rewriter.replaceOp(op, results);
     return success();
+  }
+
+  /// MaxPool's indices: the flat offset in the unpadded input of each
+  /// window's first maximum, row-major over (n, c, spatial..) or, with
+  /// storage_order 1, with the spatial dims in reverse order.
+  static Value maxIndices(OpBuilder &b, Location loc, Value x, Value window,
+                          RankedTensorType xt, RankedTensorType outType,
+                          ArrayRef<AffineExpr> xExprs,
+                          ArrayRef<AffineExpr> kExprs,
+                          ArrayRef<AffineExpr> outExprs,
+                          ArrayRef<int64_t> low, ArrayRef<int64_t> strides,
+                          ArrayRef<int64_t> dil, Type acc, double padValue,
+                          bool columnMajor) {
+    MLIRContext *ctx = b.getContext();
+    int64_t spatial = outType.getRank() - 2, rank = 2 + 2 * spatial;
+    Type i64 = b.getI64Type();
+    auto fill = [&](Type t, double v) {
+      return linalg::FillOp::create(
+                 b, loc, scalarConst(b, loc, t, v),
+                 ValueRange{tensor::EmptyOp::create(b, loc, outType.getShape(), t)})
+          .getResult(0);
+    };
+    SmallVector<utils::IteratorType> it(2 + spatial,
+                                        utils::IteratorType::parallel);
+    it.append(spatial, utils::IteratorType::reduction);
+    AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
+    auto generic = linalg::GenericOp::create(
+        b, loc,
+        TypeRange{RankedTensorType::get(outType.getShape(), acc),
+                  RankedTensorType::get(outType.getShape(), i64)},
+        ValueRange{x, window}, ValueRange{fill(acc, padValue), fill(i64, 0)},
+        ArrayRef<AffineMap>{AffineMap::get(rank, 0, xExprs, ctx),
+                            AffineMap::get(rank, 0, kExprs, ctx), outMap,
+                            outMap},
+        it, [&](OpBuilder &nb, Location l, ValueRange a) {
+          Value v = castScalar(nb, l, a[0], acc);
+          Value better =
+              isa<FloatType>(acc)
+                  ? Value(arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
+                                                v, a[2]))
+                  : Value(arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt,
+                                                v, a[2]));
+          auto dimOf = [&](int64_t d) -> Value {
+            return arith::IndexCastOp::create(nb, l, i64,
+                                              linalg::IndexOp::create(nb, l, d));
+          };
+          auto cst = [&](int64_t v) { return scalarConst(nb, l, i64, v); };
+          // Unpadded input coordinate of spatial dim i.
+          auto pos = [&](int64_t i) -> Value {
+            Value p = arith::AddIOp::create(
+                nb, l, arith::MulIOp::create(nb, l, dimOf(2 + i), cst(strides[i])),
+                arith::MulIOp::create(nb, l, dimOf(2 + spatial + i), cst(dil[i])));
+            return arith::SubIOp::create(nb, l, p, cst(low[i]));
+          };
+          Value flat = arith::AddIOp::create(
+              nb, l, arith::MulIOp::create(nb, l, dimOf(0), cst(xt.getDimSize(1))),
+              dimOf(1));
+          for (int64_t k = 0; k < spatial; ++k) {
+            int64_t i = columnMajor ? spatial - 1 - k : k;
+            flat = arith::AddIOp::create(
+                nb, l, arith::MulIOp::create(nb, l, flat, cst(xt.getDimSize(2 + i))),
+                pos(i));
+          }
+          linalg::YieldOp::create(
+              nb, l,
+              ValueRange{arith::SelectOp::create(nb, l, better, v, a[2]),
+                         arith::SelectOp::create(nb, l, better, flat, a[3])});
+        });
+    return generic.getResult(1);
   }
 };
 
