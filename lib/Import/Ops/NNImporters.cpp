@@ -228,6 +228,20 @@ void registerNNImporters(OpTable &t) {
       return failure();
     return n.results<GlobalAveragePoolOp>(*x);
   });
+  // GlobalMaxPool is ReduceMax over the spatial dims, kept as size 1.
+  t.add("GlobalMaxPool", {1, 22}, [](NodeContext &n) -> FailureOr<ValueList> {
+    FailureOr<Value> x = n.required(0, "X");
+    if (failed(x))
+      return failure();
+    SmallVector<int64_t> axes;
+    for (int64_t d = 2, r = shapeOf(*x).size(); d < r; ++d)
+      axes.push_back(d);
+    if (axes.empty())
+      return n.error() << "GlobalMaxPool needs an input of rank >= 3, got "
+                       << x->getType();
+    return n.results<ReduceMaxOp>(*x, n.intsAttr(axes), n.b.getBoolAttr(true),
+                                  n.b.getBoolAttr(false));
+  });
   t.add("LSTM", {7, 14, 22}, importLSTM);
 }
 

@@ -280,6 +280,40 @@ FailureOr<ValueList> importResize(NodeContext &n) {
       n.strAttr("nearest_mode", n.since < 11 ? "floor" : "round_prefer_floor"));
 }
 
+/// Upsample (deprecated since opset 10): Resize-10 semantics, asymmetric
+/// coordinates, nearest rounding down; scales are an attribute before
+/// opset 9.
+FailureOr<ValueList> importUpsample(NodeContext &n) {
+  FailureOr<Value> x = n.required(0, "X");
+  if (failed(x))
+    return failure();
+  Value scales = nonEmpty(n.in(1));
+  if (n.since < 9) {
+    SmallVector<double> values;
+    for (float f : n.getFloats("scales"))
+      values.push_back(f);
+    if (values.size() != shapeOf(*x).size())
+      return n.error() << "Upsample needs one scale per dim of "
+                       << x->getType();
+    auto type = RankedTensorType::get({(int64_t)values.size()},
+                                      n.b.getF32Type());
+    SmallVector<float> fs(values.begin(), values.end());
+    scales = ConstantOp::create(
+        n.b, n.loc,
+        cast<ElementsAttr>(DenseElementsAttr::get(type, ArrayRef<float>(fs))));
+  }
+  if (!scales)
+    return n.error() << "Upsample needs scales";
+  StringRef mode = n.getString("mode", "nearest");
+  return n.results<ResizeOp>(
+      *x, Value(), scales, Value(), n.b.getI64IntegerAttr(0), n.intsAttr({}),
+      n.b.getStringAttr("asymmetric"), n.b.getF32FloatAttr(-0.75f),
+      n.b.getI64IntegerAttr(0), n.b.getF32FloatAttr(0.0f),
+      n.b.getStringAttr("stretch"),
+      n.b.getStringAttr(mode == "bilinear" ? "linear" : mode),
+      n.b.getStringAttr("floor"));
+}
+
 FailureOr<ValueList> importTrilu(NodeContext &n) {
   FailureOr<Value> x = n.required(0, "input");
   if (failed(x))
@@ -335,6 +369,7 @@ void registerShapeImporters(OpTable &t) {
   t.add("TensorScatter", {24}, importTensorScatter);
   t.add("Pad", {2, 11, 13, 18, 19, 21, 23, 24, 25}, importPad);
   t.add("Resize", {10, 11, 13, 18, 19}, importResize);
+  t.add("Upsample", {7, 9}, importUpsample);
   t.add("Trilu", {14}, importTrilu);
 }
 
