@@ -106,26 +106,10 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
 
   // scores[b, h, s, t] = sum_d q[b, h, s, d] * k[b, h / g, t, d]
   auto scoresType = RankedTensorType::get({B, Hq, S, T}, f32);
+  // Both contractions use the dims (b, h, s, t|e, d|t) of contract().
   auto contraction = [&](RankedTensorType outType, Value lhs, AffineMap lm,
                          Value rhs, AffineMap rm) {
-    Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), f32);
-    Value zero = scalarConst(b, loc, f32, 0);
-    Value init = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
-    AffineMap om = AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx);
-    SmallVector<utils::IteratorType> it(4, utils::IteratorType::parallel);
-    it.push_back(utils::IteratorType::reduction);
-    return linalg::GenericOp::create(
-               b, loc, outType, ValueRange{lhs, rhs}, init,
-               ArrayRef<AffineMap>{lm, rm, om}, it,
-               [&](OpBuilder &nb, Location l, ValueRange a) {
-                 Value x = castScalar(nb, l, a[0], f32);
-                 Value y = castScalar(nb, l, a[1], f32);
-                 Value p = arith::MulFOp::create(nb, l, x, y);
-                 linalg::YieldOp::create(nb, l,
-                                         arith::AddFOp::create(nb, l, p, a[2])
-                                             .getResult());
-               })
-        .getResult(0);
+    return contract(b, loc, outType, lhs, lm, rhs, rm, f32);
   };
   Value scores = contraction(
       scoresType, q, AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx), k,

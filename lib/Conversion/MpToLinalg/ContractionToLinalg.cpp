@@ -31,52 +31,6 @@ Type accumulatorFor(Operation *op, Type elt) {
   return accumulatorType(elt);
 }
 
-/// out[b.., m, n] = sum_k lhs[b.., m, k] * rhs[b.., k, n]; `lhsMap`/`rhsMap`
-/// read the operands in terms of (b.., m, n, k).
-Value contract(OpBuilder &b, Location loc, RankedTensorType outType,
-               Value lhs, AffineMap lhsMap, Value rhs, AffineMap rhsMap,
-               Type acc) {
-  int64_t rank = outType.getRank() + 1;
-  auto accType = RankedTensorType::get(outType.getShape(), acc);
-  Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), acc);
-  Value zero = scalarConst(b, loc, acc, 0);
-  Value init = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
-  SmallVector<AffineExpr> outExprs;
-  for (int64_t i = 0; i < rank - 1; ++i)
-    outExprs.push_back(b.getAffineDimExpr(i));
-  AffineMap outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
-  // Loops in the order (b.., m, k, n): the innermost loop walks a row of
-  // the output and of rhs contiguously and carries no reduction, so LLVM
-  // vectorizes it without reassociating sums (m == 1 in a decode step makes
-  // the (.., n, k) order stride through the weights column by column).
-  SmallVector<AffineExpr> swap;
-  for (int64_t i = 0; i < rank - 2; ++i)
-    swap.push_back(b.getAffineDimExpr(i));
-  swap.push_back(b.getAffineDimExpr(rank - 1));
-  swap.push_back(b.getAffineDimExpr(rank - 2));
-  AffineMap toNew = AffineMap::get(rank, 0, swap, b.getContext());
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  iterators[rank - 2] = utils::IteratorType::reduction;
-  auto generic = linalg::GenericOp::create(
-      b, loc, accType, ValueRange{lhs, rhs}, init,
-      ArrayRef<AffineMap>{lhsMap.compose(toNew), rhsMap.compose(toNew),
-                          outMap.compose(toNew)},
-      iterators,
-      [&](OpBuilder &nb, Location nloc, ValueRange a) {
-        Value x = castScalar(nb, nloc, a[0], acc);
-        Value y = castScalar(nb, nloc, a[1], acc);
-        Value p = isa<FloatType>(acc)
-                      ? Value(arith::MulFOp::create(nb, nloc, x, y))
-                      : Value(arith::MulIOp::create(nb, nloc, x, y));
-        Value s = isa<FloatType>(acc)
-                      ? Value(arith::AddFOp::create(nb, nloc, p, a[2]))
-                      : Value(arith::AddIOp::create(nb, nloc, p, a[2]));
-        linalg::YieldOp::create(nb, nloc, s);
-      });
-  return generic.getResult(0);
-}
-
 /// Map of a [batch.., r, c] operand in the (b.., m, n, k) space: `rowDim`
 /// and `colDim` name the iteration dims of its last two axes.
 AffineMap operandMap(MLIRContext *ctx, ArrayRef<int64_t> shape,

@@ -98,6 +98,16 @@ mlir::Value normalizedIndex(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value castElements(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                          mlir::Type elt);
 
+/// out[b.., m, n] = init + sum_k lhs[b.., m, k] * rhs[b.., k, n] in `acc`
+/// (the shape of `outType`), `lhsMap`/`rhsMap` reading the operands in terms
+/// of the dims (b.., m, n, k). `init` defaults to zeros. The loops run
+/// (b.., m, k, n) so that the innermost one is contiguous and reduction-free.
+mlir::Value contract(mlir::OpBuilder &b, mlir::Location loc,
+                     mlir::RankedTensorType outType, mlir::Value lhs,
+                     mlir::AffineMap lhsMap, mlir::Value rhs,
+                     mlir::AffineMap rhsMap, mlir::Type acc,
+                     mlir::Value init = {});
+
 /// The wider type that sums and statistics of `elt` use (f32 for f16/bf16).
 mlir::Type accumulatorType(mlir::Type elt);
 

@@ -343,7 +343,8 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
         });
     SmallVector<Value> results = {r};
     if constexpr (isMax) {
-      // Indices only when used: a second pass that tracks the first maximum.
+      // Indices only when used: a second pass that tracks the first maximum
+      // (the value pass keeps maximumf's NaN propagation).
       Value indices = tensor::EmptyOp::create(
           rewriter, loc, typeOf(op.getIndices()).getShape(),
           rewriter.getI64Type());

@@ -136,55 +136,33 @@ Value sliceDirection(OpBuilder &b, Location l, Value v, int64_t d) {
   return tensor::ExtractSliceOp::create(b, l, type, v, offsets, sizes, strides);
 }
 
-/// out[.., g] = sum_k lhs[.., k] * rhs[g, k] (+ bias[g]) in `acc`, for lhs
-/// of rank 2 or 3.
+/// out[.., g] = sum_k lhs[.., k] * rhs[g, k] (+ bias[g]) in `acc`.
 Value projectRows(OpBuilder &b, Location l, Value lhs, Value rhs, Value bias,
                   Type acc) {
   MLIRContext *ctx = b.getContext();
   auto lt = typeOf(lhs);
-  int64_t rank = lt.getRank(), g = typeOf(rhs).getDimSize(0);
+  int64_t rank = lt.getRank();
   SmallVector<int64_t> shape(lt.getShape().drop_back());
-  shape.push_back(g);
-  // Loops (outer.., k, g): g innermost and contiguous in the output.
-  int64_t loops = rank + 1, kDim = rank - 1, gDim = rank;
-  SmallVector<AffineExpr> lhsE, outE;
-  for (int64_t i = 0; i < rank - 1; ++i) {
-    lhsE.push_back(getAffineDimExpr(i, ctx));
-    outE.push_back(getAffineDimExpr(i, ctx));
-  }
-  lhsE.push_back(getAffineDimExpr(kDim, ctx));
-  outE.push_back(getAffineDimExpr(gDim, ctx));
-  AffineMap rhsMap = AffineMap::get(
-      loops, 0, {getAffineDimExpr(gDim, ctx), getAffineDimExpr(kDim, ctx)}, ctx);
+  shape.push_back(typeOf(rhs).getDimSize(0));
   auto outType = RankedTensorType::get(shape, acc);
+  // Dims (outer.., g, k) for contract().
+  SmallVector<AffineExpr> lhsE;
+  for (int64_t i = 0; i < rank - 1; ++i)
+    lhsE.push_back(getAffineDimExpr(i, ctx));
+  lhsE.push_back(getAffineDimExpr(rank, ctx));
+  AffineMap rhsMap = AffineMap::get(
+      rank + 1, 0, {getAffineDimExpr(rank - 1, ctx), getAffineDimExpr(rank, ctx)},
+      ctx);
   Value init;
-  if (bias) {
+  if (bias)
     init = parallelGeneric(
         b, l, outType, bias,
-        AffineMap::get(shape.size(), 0,
-                       {getAffineDimExpr(shape.size() - 1, ctx)}, ctx),
+        AffineMap::get(rank, 0, {getAffineDimExpr(rank - 1, ctx)}, ctx),
         [&](OpBuilder &nb, Location nl, ValueRange a) {
           return castScalar(nb, nl, a[0], acc);
         });
-  } else {
-    init = linalg::FillOp::create(
-               b, l, scalarConst(b, l, acc, 0),
-               ValueRange{tensor::EmptyOp::create(b, l, shape, acc)})
-               .getResult(0);
-  }
-  SmallVector<utils::IteratorType> iterators(loops, utils::IteratorType::parallel);
-  iterators[kDim] = utils::IteratorType::reduction;
-  auto generic = linalg::GenericOp::create(
-      b, l, outType, ValueRange{lhs, rhs}, init,
-      ArrayRef<AffineMap>{AffineMap::get(loops, 0, lhsE, ctx), rhsMap,
-                          AffineMap::get(loops, 0, outE, ctx)},
-      iterators, [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value p = arith::MulFOp::create(nb, nl, castScalar(nb, nl, a[0], acc),
-                                        castScalar(nb, nl, a[1], acc));
-        linalg::YieldOp::create(nb, nl,
-                                Value(arith::AddFOp::create(nb, nl, p, a[2])));
-      });
-  return generic.getResult(0);
+  return contract(b, l, outType, lhs, AffineMap::get(rank + 1, 0, lhsE, ctx),
+                  rhs, rhsMap, acc, init);
 }
 
 struct LSTMLowering : public OpRewritePattern<LSTMOp> {

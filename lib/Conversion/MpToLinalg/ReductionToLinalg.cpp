@@ -416,10 +416,7 @@ struct BatchNormLowering : public OpRewritePattern<BatchNormOp> {
     double eps = op.getEpsilon().convertToDouble();
     auto statType = RankedTensorType::get(typeOf(op.getMean()).getShape(), stash);
     Stats s;
-    s.mean = elementwise(rewriter, loc, statType, op.getMean(),
-                         [&](OpBuilder &b, Location l, ValueRange a) {
-                           return castScalar(b, l, a[0], stash);
-                         });
+    s.mean = castElements(rewriter, loc, op.getMean(), stash);
     s.invStd = inverseStd(rewriter, loc, statType, op.getVariance(), eps);
     rewriter.replaceOp(op, normalizeChannels(rewriter, loc, outType,
                                              op.getInput(), s, axes,
