@@ -65,6 +65,10 @@ MP_CAPI_EXPORT MpTensor mpModelInput(const MpModel *model, size_t i);
 MP_CAPI_EXPORT size_t mpModelNumOutputs(const MpModel *model);
 MP_CAPI_EXPORT MpTensor mpModelOutput(const MpModel *model, size_t i);
 
+/** How many input-shape variants are compiled and cached: a new set of
+ * shapes, or new values of inputs that decide shapes, compiles another. */
+MP_CAPI_EXPORT size_t mpModelNumVariants(const MpModel *model);
+
 /** Runs the model. Inputs are matched by name; a NULL name takes the graph
  * input at that position. Every graph input must be given once, with the
  * declared dtype, rank and static dims. */

@@ -120,6 +120,10 @@ MpTensor mpModelOutput(const MpModel *model, size_t i) {
   return model->outputs.at(i).view();
 }
 
+size_t mpModelNumVariants(const MpModel *model) {
+  return model->model->numVariants();
+}
+
 int mpModelRun(MpModel *model, const MpTensor *inputs, size_t numInputs,
                MpResult **result, char **error) {
   if (!model || !result || (numInputs && !inputs))

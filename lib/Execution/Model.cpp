@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -63,9 +64,9 @@ std::unique_ptr<Model> Model::load(MLIRContext *ctx, StringRef path,
     }
     model->outputSpecs.push_back(spec);
   }
-  // Without integer inputs every variant imports the same graph: import it
-  // now so that unsupported ops are reported before the first run. With
-  // them the import may need their values; a failure then waits for them.
+  // Import now, so that unsupported ops are reported before the first run
+  // and the inputs that decide shapes are known. With integer inputs the
+  // import may need their values; a failure then waits for them.
   bool anyInteger = llvm::any_of(model->inputSpecs, [](const TensorSpec &s) {
     return isa<IntegerType>(s.elementType);
   });
@@ -78,9 +79,42 @@ std::unique_ptr<Model> Model::load(MLIRContext *ctx, StringRef path,
   }
   if (!probe && !anyInteger)
     return nullptr;
-  if (probe)
+  if (probe) {
     model->findShapeInputs(*probe);
+    model->knowsShapeInputs = true;
+    model->firstImport = std::move(probe);
+  }
   return model;
+}
+
+/// Whether `v` reaches an operand that decides a result shape, directly or
+/// through integer arithmetic and shape ops (Add, Concat, Cast, Unsqueeze..).
+/// Values that only feed data (Gather indices into float tables, masks)
+/// do not.
+static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen) {
+  for (OpOperand &use : v.getUses()) {
+    Operation *user = use.getOwner();
+    Value operand = use.get();
+    unsigned i = use.getOperandNumber();
+    auto is = [&](Value x) { return x && x == operand; };
+    bool direct =
+        (isa<ReshapeOp, ExpandOp>(user) && i == 1) ||
+        isa<ConstantOfShapeOp, RangeOp>(user) ||
+        (isa<SliceOp, ResizeOp>(user) && i != 0) ||
+        (isa<TileOp>(user) && is(cast<TileOp>(user).getRepeats())) ||
+        (isa<PadOp>(user) && (is(cast<PadOp>(user).getPads()) ||
+                              is(cast<PadOp>(user).getAxes()))) ||
+        (isa<TriluOp>(user) && is(cast<TriluOp>(user).getK()));
+    if (direct)
+      return true;
+    if (!seen.insert(user).second)
+      continue;
+    for (Value r : user->getResults())
+      if (isa<IntegerType>(getElementTypeOrSelf(r.getType())) &&
+          decidesShape(r, seen))
+        return true;
+  }
+  return false;
 }
 
 void Model::findShapeInputs(ModuleOp module) {
@@ -91,18 +125,11 @@ void Model::findShapeInputs(ModuleOp module) {
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     auto name = func.getArgAttrOfType<StringAttr>(i, "mp.name");
     auto type = cast<RankedTensorType>(arg.getType());
-    if (!name || !isa<FloatType>(type.getElementType()) ||
-        !type.hasStaticShape() ||
-        type.getNumElements() > kMaxCompiledInElements || arg.use_empty())
+    if (!name || !type.hasStaticShape() ||
+        type.getNumElements() > kMaxCompiledInElements)
       continue;
-    // Float operands that decide a result shape: Resize's scales and roi,
-    // Range's bounds.
-    bool onlyShapes = llvm::all_of(arg.getUses(), [](OpOperand &use) {
-      Operation *user = use.getOwner();
-      return (isa<ResizeOp>(user) && use.getOperandNumber() != 0) ||
-             isa<RangeOp>(user);
-    });
-    if (onlyShapes)
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    if (decidesShape(arg, seen))
       shapeInputs.insert(name.getValue());
   }
 }
@@ -159,8 +186,11 @@ bool Model::checkInputs(ArrayRef<HostTensor> inputs) const {
 bool Model::isCompiledIn(const HostTensor &t) const {
   if (t.numElements() > kMaxCompiledInElements)
     return false;
-  // Bools too: flags such as Dropout's training_mode decide the graph.
-  return isa<IntegerType>(t.elementType) || shapeInputs.contains(t.name);
+  if (knowsShapeInputs)
+    return shapeInputs.contains(t.name);
+  // The import needed input values (axes, split sizes, Dropout's
+  // training_mode given as inputs): every small integer or bool input.
+  return isa<IntegerType>(t.elementType);
 }
 
 std::string Model::variantKey(ArrayRef<HostTensor> inputs) const {
@@ -204,8 +234,13 @@ CpuRunner *Model::variantFor(ArrayRef<HostTensor> inputs) {
     }
     runtimeInputs.push_back(t);
   }
-  OwningOpRef<ModuleOp> module =
-      importOnnxFile(modelPath, ctx, importOptions);
+  // The import done at load serves the first variant without constants.
+  OwningOpRef<ModuleOp> module;
+  if (importOptions.constantInputs.empty() && firstImport)
+    module = std::move(firstImport);
+  else
+    module = importOnnxFile(modelPath, ctx, importOptions);
+  firstImport = nullptr;
   if (!module)
     return nullptr;
   if (options.mixed) {

@@ -5,9 +5,10 @@
     outs = m.run({"x": x})                           # {name: numpy array}
 
 ``compile`` imports the model (errors in the file or unsupported ops are
-raised here when the model has no integer or bool inputs); the first ``run`` with a
-given set of input shapes JIT-compiles it for the CPU and later runs with
-the same shapes reuse that code. Everything goes through the project's C API
+raised here unless the import needs the values of integer inputs); the first
+``run`` with a given set of input shapes JIT-compiles it for the CPU and later
+runs with the same shapes reuse that code (inputs whose values decide shapes
+are compiled in; see docs/running.md). Everything goes through the project's C API
 (``include/mp-c/Model.h``, ``libMPCAPI.so``) with ctypes -- no subprocess.
 
 The library is found through ``$MP_LIBRARY`` (a path to libMPCAPI.so), else
@@ -74,6 +75,7 @@ def _library() -> ctypes.CDLL:
         "mpModelInput": ([P, ctypes.c_size_t], _Tensor),
         "mpModelNumOutputs": ([P], ctypes.c_size_t),
         "mpModelOutput": ([P, ctypes.c_size_t], _Tensor),
+        "mpModelNumVariants": ([P], ctypes.c_size_t),
         "mpModelRun": ([P, ctypes.POINTER(_Tensor), ctypes.c_size_t,
                         ctypes.POINTER(P), c_char_pp], ctypes.c_int),
         "mpResultNumOutputs": ([P], ctypes.c_size_t),
@@ -174,6 +176,12 @@ class Model:
             return outs
         finally:
             self._lib.mpResultDestroy(result)
+
+    @property
+    def num_variants(self) -> int:
+        """Compiled variants held: one per set of input shapes (and values of
+        inputs that decide shapes)."""
+        return int(self._lib.mpModelNumVariants(self._handle))
 
     def close(self) -> None:
         if getattr(self, "_handle", None) and self._handle.value:

@@ -110,6 +110,28 @@ def test_integer_inputs_are_compiled_in_per_value(tmp_path):
     for target in ([4, 2, 3], [3, 2, 4], [1, 24, 1]):
         got = m.run([data, np.array(target, dtype=np.int64)])["reshaped"]
         np.testing.assert_array_equal(got, data.reshape(target))
+    assert m.num_variants == 3
+
+
+def test_token_ids_stay_runtime_inputs(tmp_path):
+    """An integer input that only indexes data (token ids into an embedding
+    table) is not compiled in: new ids reuse the compiled code."""
+    _require_library()
+    from onnx import TensorProto, helper, numpy_helper
+    table = np.arange(20, dtype=np.float32).reshape(5, 4)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["emb"], name="embed")], "embed",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 2])],
+        [helper.make_tensor_value_info("emb", TensorProto.FLOAT, [1, 2, 4])],
+        initializer=[numpy_helper.from_array(table, "table")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(tmp_path / "embed.onnx"))
+    m = mp.compile(tmp_path / "embed.onnx")
+    for ids in ([[0, 4]], [[3, 1]], [[2, 2]]):
+        ids = np.array(ids, dtype=np.int64)
+        np.testing.assert_array_equal(m.run({"ids": ids})["emb"], table[ids])
+    assert m.num_variants == 1
 
 
 def test_scalar_inputs_keep_rank_zero(tmp_path):

@@ -12,6 +12,7 @@
 #include "mp/Execution/HostTensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -44,10 +45,13 @@ struct TensorSpec {
 void registerModelDialects(mlir::DialectRegistry &registry);
 
 /// An ONNX model compiled for the CPU on demand: one JIT-compiled variant per
-/// distinct set of input shapes. Small integer and bool inputs (axes, shapes,
-/// repeats, flags), and small float inputs used only as Resize scales/roi or
-/// Range bounds, are compiled in as constants, so their values are part of
-/// the variant's key and the shapes they decide are static.
+/// distinct set of input shapes. Small inputs whose values decide shapes
+/// (target shapes, repeats, Range bounds, Resize scales) are compiled in as
+/// constants, so their values are part of the variant's key and the shapes
+/// they decide are static; other inputs, such as token ids, stay run-time
+/// arguments. When the model only imports with input values (axes or
+/// training flags given as inputs), every small integer and bool input is
+/// compiled in.
 ///
 /// Errors are emitted as diagnostics on the context (attach a handler to
 /// print or capture them) and reported by a null/false return.
@@ -88,8 +92,9 @@ private:
   /// The variant key and the inputs that stay run-time arguments.
   std::string variantKey(llvm::ArrayRef<HostTensor> inputs) const;
   bool isCompiledIn(const HostTensor &t) const;
-  /// Records float inputs that only decide shapes (Resize scales, Range
-  /// bounds): they are compiled in like small integer inputs.
+  /// Records the small inputs whose values decide shapes (Reshape targets,
+  /// Range bounds, Resize scales, Slice and Pad parameters, directly or
+  /// through integer arithmetic): they are compiled in.
   void findShapeInputs(mlir::ModuleOp module);
   /// Where errors about the model as a whole point: `path:0:0`.
   mlir::Location fileLoc() const;
@@ -99,8 +104,12 @@ private:
   std::string modelPath;
   ModelOptions options;
   std::vector<TensorSpec> inputSpecs, outputSpecs;
-  /// Float inputs compiled in because they decide shapes.
+  /// Inputs compiled in because they decide shapes; only meaningful when
+  /// the model imported without input values (`knowsShapeInputs`).
   llvm::StringSet<> shapeInputs;
+  bool knowsShapeInputs = false;
+  /// The import done at load, until the first variant takes (or drops) it.
+  mlir::OwningOpRef<mlir::ModuleOp> firstImport;
   /// Compiled variants by key; the oldest is dropped past a small limit.
   std::map<std::string, std::unique_ptr<CpuRunner>> variants;
   std::vector<std::string> variantOrder;
