@@ -67,8 +67,8 @@ static std::string shortNum(double v) {
 
 std::pair<double, double> Tolerances::forOutput(const HostTensor &t) const {
   bool half = mixed || t.elementType.isF16() || t.elementType.isBF16();
-  return {rtol >= 0 ? rtol : (half ? 1e-2 : 1e-4),
-          atol >= 0 ? atol : (half ? 1e-2 : 1e-5)};
+  return {rtol >= 0 ? rtol : (half ? 1e-2 : fp32Rtol),
+          atol >= 0 ? atol : (half ? 1e-2 : fp32Atol)};
 }
 
 bool compareOutputs(ArrayRef<HostTensor> outputs,

@@ -122,10 +122,8 @@ static int runTestDir() {
   mp::TestTreeOptions options;
   options.model.mixed = precision == "mixed";
   options.model.policyFile = policyFile;
-  // fp32 cases default to the ONNX backend runner's tolerances.
-  bool mixed = options.model.mixed;
-  options.tolerances = {rtolOpt >= 0 ? rtolOpt : (mixed ? -1 : 1e-3),
-                        atolOpt >= 0 ? atolOpt : (mixed ? -1 : 1e-7), mixed};
+  // fp32 outputs default to the ONNX backend runner's tolerances.
+  options.tolerances = {rtolOpt, atolOpt, options.model.mixed, 1e-3, 1e-7};
   options.timeoutSeconds = caseTimeout;
   mp::TestTreeCounts counts = mp::runTestTree(testDir, options, llvm::outs());
   return counts.failed ? 1 : 0;

@@ -24,12 +24,14 @@ std::vector<std::string> numberedFiles(llvm::StringRef dir,
 bool writeOutputs(llvm::StringRef dir, llvm::ArrayRef<HostTensor> outputs,
                   std::string &error);
 
-/// Comparison tolerances. Unset (negative) values default to rtol 1e-4 /
-/// atol 1e-5 for fp32 outputs and 1e-2 / 1e-2 for f16/bf16 outputs or any
+/// Comparison tolerances. Unset (negative) values default to fp32Rtol /
+/// fp32Atol for fp32 outputs and 1e-2 / 1e-2 for f16/bf16 outputs or any
 /// output of a mixed-precision run (fp16 keeps 11 significant bits).
 struct Tolerances {
   double rtol = -1, atol = -1;
   bool mixed = false;
+  /// Defaults for fp32 outputs of an fp32 run.
+  double fp32Rtol = 1e-4, fp32Atol = 1e-5;
   std::pair<double, double> forOutput(const HostTensor &t) const;
 };
 
