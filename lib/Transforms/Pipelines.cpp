@@ -4,6 +4,7 @@
 #include "mp/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -51,11 +52,18 @@ void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams) {
   pm.addPass(createMpToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createOutlineKernels());
+  pm.addPass(createTileAndVectorize());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Loops that only forward a buffer fold away and identical subviews
+  // merge, so self-copies of in-place tiles vanish and results are seen
+  // as the allocations they are.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   // Kernels (private) always write into buffers their caller passes; the
   // public entry point too when asked (the JIT's convention). Static
   // allocations move to the caller, so nothing is copied.
@@ -67,10 +75,15 @@ void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams) {
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   // Clones the deallocation pipeline may insert become alloc + copy.
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // n-D vector transfers become 1-D ones that load and store directly.
+  pm.addPass(createExpandStridedCopies());
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   // erf, tanh, expm1, log1p... have no LLVM intrinsic: call libm.
   pm.addPass(createConvertMathToLibmPass());
@@ -79,6 +92,8 @@ void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  // Padding values of vector transfers (ub.poison).
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
