@@ -96,8 +96,12 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
     runner->outputs.push_back(spec);
   }
   // ONNX names and dims are not LLVM argument attributes.
+  // The caller's input buffers are read in place: bufferization must copy
+  // before it writes into one (it drops the attribute when done).
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    func.setArgAttrs(i, ArrayRef<NamedAttribute>{});
+    func.setArgAttrs(i, ArrayRef<NamedAttribute>{NamedAttribute(
+                            StringAttr::get(ctx, "bufferization.writable"),
+                            BoolAttr::get(ctx, false))});
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     func.setResultAttrs(i, ArrayRef<NamedAttribute>{});
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
@@ -160,7 +164,6 @@ static std::vector<int64_t> descriptor(void *data, ArrayRef<int64_t> shape) {
 bool CpuRunner::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
                     std::string &error) {
   std::vector<std::vector<int64_t>> descriptors;
-  std::vector<HostTensor> inputCopies;
   for (const std::string &name : inputNames) {
     auto it = llvm::find_if(inputs, [&](const HostTensor &t) {
       return t.name == name;
@@ -169,10 +172,10 @@ bool CpuRunner::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
       error = "missing input '" + name + "'";
       return false;
     }
-    inputCopies.push_back(*it); // the JIT code may not write, but be safe
+    // Not copied: the compiled code never writes its arguments.
+    descriptors.push_back(
+        descriptor(const_cast<char *>(it->data.data()), it->shape));
   }
-  for (HostTensor &t : inputCopies)
-    descriptors.push_back(descriptor(t.data.data(), t.shape));
   out = outputs;
   for (HostTensor &t : out) {
     t.data.assign(t.numElements() * HostTensor::elementBytes(t.elementType), 0);

@@ -269,12 +269,10 @@ bool Model::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &outputs) {
   CpuRunner *runner = variantFor(inputs);
   if (!runner)
     return false;
-  std::vector<HostTensor> runtimeInputs;
-  for (const HostTensor &t : inputs)
-    if (!isCompiledIn(t))
-      runtimeInputs.push_back(t);
+  // The runner takes its arguments by name; compiled-in inputs are not
+  // among them.
   std::string error;
-  if (!runner->run(runtimeInputs, outputs, error))
+  if (!runner->run(inputs, outputs, error))
     return emitError(fileLoc()) << error, false;
   return true;
 }

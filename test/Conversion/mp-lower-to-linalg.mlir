@@ -59,3 +59,15 @@ func.func @lstm(%x: tensor<5x2x3xf32>, %w: tensor<1x16x3xf32>, %r: tensor<1x16x4
   %y, %yh, %yc = mp.lstm %x, %w, %r {hidden_size = 4 : i64} : (tensor<5x2x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
   return %y, %yh, %yc : tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>
 }
+
+// -----
+
+// Sums are marked reassoc so that LLVM may keep partial sums in vector
+// lanes; max reductions need no flag (fmaximum is associative).
+// CHECK-LABEL: func.func @reduce_sum(
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: arith.addf %{{.+}}, %{{.+}} fastmath<reassoc> : f32
+func.func @reduce_sum(%x: tensor<4x256xf32>) -> tensor<4x1xf32> {
+  %0 = mp.reduce_sum %x {axes = array<i64: 1>} : tensor<4x256xf32> -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}

@@ -36,7 +36,8 @@ public:
   compile(mlir::OwningOpRef<mlir::ModuleOp> module,
           llvm::ArrayRef<HostTensor> inputs);
 
-  /// Runs on `inputs` (same names and shapes as at compile time).
+  /// Runs on the `inputs` named as at compile time (with the same shapes;
+  /// others are ignored). Their buffers are read in place, never written.
   bool run(llvm::ArrayRef<HostTensor> inputs, std::vector<HostTensor> &outputs,
            std::string &error);
 

@@ -159,7 +159,15 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
       b, loc, outType, input, filled, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value x = castScalar(nb, nloc, args[0], accType);
-        linalg::YieldOp::create(nb, nloc, combine(nb, nloc, x, args[1]));
+        Value combined = combine(nb, nloc, x, args[1]);
+        // Sums and products may be taken in any order: LLVM then keeps
+        // several partial results in vector lanes (a tree-like order that
+        // is at least as accurate as left to right).
+        if (auto op = combined.getDefiningOp<arith::AddFOp>())
+          op.setFastmath(arith::FastMathFlags::reassoc);
+        if (auto op = combined.getDefiningOp<arith::MulFOp>())
+          op.setFastmath(arith::FastMathFlags::reassoc);
+        linalg::YieldOp::create(nb, nloc, combined);
       });
   return generic.getResult(0);
 }
