@@ -104,7 +104,9 @@ static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen) {
         (isa<TileOp>(user) && is(cast<TileOp>(user).getRepeats())) ||
         (isa<PadOp>(user) && (is(cast<PadOp>(user).getPads()) ||
                               is(cast<PadOp>(user).getAxes()))) ||
-        (isa<TriluOp>(user) && is(cast<TriluOp>(user).getK()));
+        (isa<TriluOp>(user) && is(cast<TriluOp>(user).getK())) ||
+        (isa<GroupQueryAttentionOp>(user) &&
+         is(cast<GroupQueryAttentionOp>(user).getTotalSequenceLength()));
     if (direct)
       return true;
     if (!seen.insert(user).second)

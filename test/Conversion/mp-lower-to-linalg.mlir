@@ -71,3 +71,30 @@ func.func @reduce_sum(%x: tensor<4x256xf32>) -> tensor<4x1xf32> {
   %0 = mp.reduce_sum %x {axes = array<i64: 1>} : tensor<4x256xf32> -> tensor<4x1xf32>
   return %0 : tensor<4x1xf32>
 }
+
+// -----
+
+// GroupQueryAttention decode step: the present caches (max(past 6, total 7)
+// positions) take the past before past_b = seqlens_k - S + 1 and the new
+// token at it; a [B, 1, S, T] mask keeps keys t <= past_b + s and
+// t <= seqlens_k; query head h reads K/V head h / 2 through the maps.
+// CHECK-DAG: #[[BATCH:.+]] = affine_map<(d0, d1, d2, d3) -> (d0)>
+// CHECK-DAG: #[[KVHEAD:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d4, d3)>
+// CHECK-LABEL: func.func @gqa_decode(
+// CHECK-SAME: %[[PK:[a-z0-9]+]]: tensor<1x2x6x8xf32>, %[[PV:[a-z0-9]+]]: tensor<1x2x6x8xf32>, %[[SL:[a-z0-9]+]]: tensor<1xi32>
+// CHECK: %[[LAST:.+]] = linalg.generic {{.*}} ins(%[[SL]] : tensor<1xi32>) outs(%{{.+}} : tensor<1xi64>)
+// CHECK: %[[PAST:.+]] = linalg.generic {{.*}} ins(%[[LAST]] : tensor<1xi64>) outs(%{{.+}} : tensor<1xi64>)
+// CHECK: %[[KEYS:.+]] = linalg.generic {indexing_maps = [#[[BATCH]], #{{.+}}], {{.*}} ins(%[[PAST]] : tensor<1xi64>) outs(%{{.+}} : tensor<1x2x7x8xf32>)
+// CHECK: tensor.extract %[[PK]]
+// CHECK: %[[VALUES:.+]] = linalg.generic {{.*}} ins(%[[PAST]] : tensor<1xi64>) outs(%{{.+}} : tensor<1x2x7x8xf32>)
+// CHECK: tensor.extract %[[PV]]
+// CHECK: %[[KEEP:.+]] = linalg.generic {{.*}} ins(%[[PAST]], %[[LAST]] : tensor<1xi64>, tensor<1xi64>) outs(%{{.+}} : tensor<1x1x1x7xi1>)
+// CHECK: arith.cmpi sle
+// CHECK: arith.cmpi sle
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[KVHEAD]], #{{.+}}], {{.*}} ins(%{{.+}}, %[[KEYS]] : tensor<1x4x1x8xf32>, tensor<1x2x7x8xf32>)
+// CHECK: return %{{.+}}, %[[KEYS]], %[[VALUES]]
+func.func @gqa_decode(%q: tensor<1x1x32xf32>, %k: tensor<1x1x16xf32>, %v: tensor<1x1x16xf32>, %pk: tensor<1x2x6x8xf32>, %pv: tensor<1x2x6x8xf32>, %sl: tensor<1xi32>) -> (tensor<1x1x32xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x8xf32>) {
+  %t = mp.constant dense<7> : tensor<i32>
+  %0:3 = mp.ms.group_query_attention %q key %k value %v past_key %pk past_value %pv seqlens_k %sl total %t {num_heads = 4 : i64, kv_num_heads = 2 : i64} : (tensor<1x1x32xf32>, tensor<1x1x16xf32>, tensor<1x1x16xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1xi32>, tensor<i32>) -> (tensor<1x1x32xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x8xf32>)
+  return %0#0, %0#1, %0#2 : tensor<1x1x32xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x8xf32>
+}

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
@@ -559,11 +560,184 @@ struct RotaryLowering : public OpRewritePattern<RotaryEmbeddingOp> {
   }
 };
 
+/// com.microsoft GroupQueryAttention, with onnxruntime's semantics: batch b
+/// has seqlens_k[b] + 1 valid positions, its new tokens come after
+/// past_b = seqlens_k[b] + 1 - S cached ones (0 on the first prompt, when S
+/// equals total_sequence_length), are rotated at those positions, and are
+/// written into the present cache there; query s sees keys t <= past_b + s
+/// (and, with local_window_size w, t > past_b + s - w).
+struct GroupQueryAttentionLowering
+    : public OpRewritePattern<GroupQueryAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GroupQueryAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    DenseIntElementsAttr totalAttr;
+    if (!matchPattern(op.getTotalSequenceLength(), m_Constant(&totalAttr)) ||
+        totalAttr.getNumElements() != 1)
+      return rewriter.notifyMatchFailure(
+          op, "total_sequence_length is not known when compiling");
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    if (op.getHeadSink() || op.getSmoothSoftmax())
+      return rewriter.notifyMatchFailure(op, "head_sink / smooth_softmax");
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto qt = typeOf(op.getQuery());
+    Type elt = qt.getElementType(), i64 = rewriter.getI64Type();
+    int64_t B = qt.getDimSize(0), S = qt.getDimSize(1);
+    int64_t n = op.getNumHeads(), kvn = op.getKvNumHeads();
+    auto presentType = cast<RankedTensorType>(op.getPresentKey().getType());
+    int64_t T = presentType.getDimSize(2), H = presentType.getDimSize(3);
+    int64_t total = (*totalAttr.value_begin<APInt>()).getSExtValue();
+    bool firstPrompt = S == total;
+
+    // Q, K, V as [B, heads, S, H]; a packed query holds all three.
+    Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
+    if (!k) {
+      auto part = [&](int64_t offset, int64_t width) -> Value {
+        auto t = RankedTensorType::get({B, S, width}, elt);
+        return tensor::ExtractSliceOp::create(
+            rewriter, loc, t, op.getQuery(), ValueRange{}, ValueRange{},
+            ValueRange{}, ArrayRef<int64_t>{0, 0, offset}, t.getShape(),
+            ArrayRef<int64_t>{1, 1, 1});
+      };
+      q = part(0, n * H);
+      k = part(n * H, kvn * H);
+      v = part((n + kvn) * H, kvn * H);
+    }
+    q = splitHeads(rewriter, loc, q, n);
+    k = splitHeads(rewriter, loc, k, kvn);
+    v = splitHeads(rewriter, loc, v, kvn);
+
+    // past_b and the last valid position seqlens_k[b], as i64 [B].
+    auto batchType = RankedTensorType::get({B}, i64);
+    Value seqlens = reshapeTo(
+        rewriter, loc, op.getSeqlensK(),
+        RankedTensorType::get({B}, typeOf(op.getSeqlensK()).getElementType()));
+    Value last = elementwise(rewriter, loc, batchType, seqlens,
+                             [&](OpBuilder &b, Location l, ValueRange a) {
+                               return castScalar(b, l, a[0], i64);
+                             });
+    Value past = elementwise(
+        rewriter, loc, batchType, last,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          if (firstPrompt)
+            return scalarConst(b, l, i64, 0);
+          return arith::SubIOp::create(b, l, a[0],
+                                       scalarConst(b, l, i64, S - 1));
+        });
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+
+    if (op.getDoRotary()) {
+      Value pos = op.getPositionIds();
+      if (!pos)
+        pos = parallelGeneric(
+            rewriter, loc, RankedTensorType::get({B, S}, i64), past,
+            {AffineMap::get(2, 0, {d(0)}, ctx)},
+            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+              Value s = arith::IndexCastOp::create(
+                  b, l, i64, linalg::IndexOp::create(b, l, 1));
+              return arith::AddIOp::create(b, l, a[0], s);
+            });
+      q = rotary(rewriter, loc, q, pos, op.getCosCache(), op.getSinCache(),
+                 op.getRotaryInterleaved(), n, 0);
+      k = rotary(rewriter, loc, k, pos, op.getCosCache(), op.getSinCache(),
+                 op.getRotaryInterleaved(), kvn, 0);
+    }
+
+    // present[b, h, t] = past[b, h, t] for t < past_b, the new token
+    // t - past_b after that, 0 beyond the last valid position.
+    auto present = [&](Value cache, Value now) {
+      auto type = RankedTensorType::get({B, kvn, T, H}, elt);
+      int64_t P = cache ? typeOf(cache).getDimSize(2) : 0;
+      return parallelGeneric(
+          rewriter, loc, type, past, {AffineMap::get(4, 0, {d(0)}, ctx)},
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            SmallVector<Value> idx;
+            for (unsigned i = 0; i < 4; ++i)
+              idx.push_back(linalg::IndexOp::create(b, l, i));
+            Value start = arith::IndexCastOp::create(b, l, b.getIndexType(),
+                                                     a[0]);
+            Value rel = arith::SubIOp::create(b, l, idx[2], start);
+            auto lt = [&](Value x, Value y) {
+              return arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, x,
+                                           y);
+            };
+            auto clamp = [&](Value x, int64_t size) -> Value {
+              Value zero = indexConst(b, l, 0);
+              Value hi = indexConst(b, l, size - 1);
+              return arith::MaxSIOp::create(
+                  b, l, zero, arith::MinSIOp::create(b, l, x, hi));
+            };
+            Value isNew = arith::AndIOp::create(
+                b, l, lt(rel, indexConst(b, l, S)),
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, rel,
+                                      indexConst(b, l, 0)));
+            Value fresh = tensor::ExtractOp::create(
+                b, l, now, ValueRange{idx[0], idx[1], clamp(rel, S), idx[3]});
+            Value result = arith::SelectOp::create(
+                b, l, isNew, fresh, scalarConst(b, l, elt, 0));
+            if (P > 0) {
+              Value old = tensor::ExtractOp::create(
+                  b, l, cache,
+                  ValueRange{idx[0], idx[1], clamp(idx[2], P), idx[3]});
+              Value isOld = arith::AndIOp::create(
+                  b, l, lt(idx[2], start), lt(idx[2], indexConst(b, l, P)));
+              result = arith::SelectOp::create(b, l, isOld, old, result);
+            }
+            return result;
+          });
+    };
+    Value pk = present(op.getPastKey(), k);
+    Value pv = present(op.getPastValue(), v);
+
+    // Which keys each query sees: [B, 1, S, T].
+    int64_t window = op.getLocalWindowSize();
+    Value keep = parallelGeneric(
+        rewriter, loc,
+        RankedTensorType::get({B, 1, S, T}, rewriter.getI1Type()),
+        ValueRange{past, last},
+        {AffineMap::get(4, 0, {d(0)}, ctx), AffineMap::get(4, 0, {d(0)}, ctx)},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          auto idx = [&](unsigned i) -> Value {
+            return arith::IndexCastOp::create(
+                b, l, i64, linalg::IndexOp::create(b, l, i));
+          };
+          Value s = idx(2), t = idx(3);
+          Value self = arith::AddIOp::create(b, l, a[0], s);
+          Value visible = arith::AndIOp::create(
+              b, l,
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, t, self),
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, t, a[1]));
+          if (window > 0) {
+            Value from = arith::SubIOp::create(
+                b, l, self, scalarConst(b, l, i64, window));
+            visible = arith::AndIOp::create(
+                b, l, visible,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, t,
+                                      from));
+          }
+          return visible;
+        });
+
+    MaskSpec m;
+    m.keep = keep;
+    m.additive = op.getAttentionBias();
+    m.softcap = op.getSoftcap().convertToDouble();
+    double scale = op.getScale() ? op.getScale()->convertToDouble()
+                                 : 1.0 / std::sqrt((double)H);
+    Value out = attend(rewriter, loc, q, pk, pv, scale, m).first;
+    rewriter.replaceOp(op, {mergeHeads(rewriter, loc, out), pk, pv});
+    return success();
+  }
+};
+
 } // namespace
 
 void populateAttentionToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<AttentionLowering, MultiHeadAttentionLowering,
-               MsAttentionLowering, MsRotaryLowering, RotaryLowering>(
+               MsAttentionLowering, GroupQueryAttentionLowering,
+               MsRotaryLowering, RotaryLowering>(
       patterns.getContext());
 }
 

@@ -2,6 +2,7 @@
 
 #include "mp/Dialect/Mp/IR/MpOps.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -211,9 +212,22 @@ LogicalResult GroupQueryAttentionOp::inferReturnTypes(
   Type elt = elementTypeOf(adaptor.getQuery());
   types.push_back(RankedTensorType::get(
       {q[0], q[1], isDyn(headDim) ? kDyn : n * headDim}, elt));
-  // The present length is max(past, total_sequence_length): a run-time value
-  // unless the cache is a shared fixed-size buffer.
-  auto present = RankedTensorType::get({q[0], kvn, kDyn, headDim}, elt);
+  // The present length is max(past, total_sequence_length), as onnxruntime
+  // sizes it: known when total_sequence_length is a constant (mp-run
+  // compiles it in) and the past length is static.
+  int64_t presentLen = kDyn;
+  DenseIntElementsAttr total;
+  if (matchPattern(adaptor.getTotalSequenceLength(), m_Constant(&total)) &&
+      total.getNumElements() == 1) {
+    int64_t t = (*total.value_begin<APInt>()).getSExtValue();
+    int64_t past = 0;
+    if (adaptor.getPastKey())
+      past = shapeOf(adaptor.getPastKey()).size() == 4
+                 ? shapeOf(adaptor.getPastKey())[2]
+                 : kDyn;
+    presentLen = isDyn(past) ? kDyn : std::max(t, past);
+  }
+  auto present = RankedTensorType::get({q[0], kvn, presentLen, headDim}, elt);
   types.push_back(present);
   types.push_back(present);
   return success();

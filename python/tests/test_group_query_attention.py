@@ -1,0 +1,90 @@
+"""mp's lowering of com.microsoft GroupQueryAttention against onnxruntime's
+CPU kernel on the same inputs: first prompt, decode steps after a cache,
+a prompt continuing a cache, batches whose caches differ in length, packed
+QKV, rotary (both layouts), local windows, soft cap, and a cache buffer
+longer than the sequence. total_sequence_length decides the present
+cache's shape, so mp compiles it in; seqlens_k stays a run-time input."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import mp
+
+ort = pytest.importorskip("onnxruntime")
+
+N, KV, MAX_POS = 4, 2, 64
+
+
+def _model(B, S, P, total, seqlens, packed=False, rotary=False, H=8, **attrs):
+    rng = np.random.default_rng(11)
+    f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    vi = lambda n, t, s: helper.make_tensor_value_info(n, t, s)  # noqa: E731
+    inputs = ["q", "", "", "", "", "seqlens_k", "total"]
+    feeds = {"q": f(B, S, (N + 2 * KV) * H if packed else N * H)}
+    graph_inputs = [vi("q", TensorProto.FLOAT, list(feeds["q"].shape))]
+    if not packed:
+        feeds["k"], feeds["v"] = f(B, S, KV * H), f(B, S, KV * H)
+        inputs[1:3] = ["k", "v"]
+        graph_inputs += [vi(n, TensorProto.FLOAT, [B, S, KV * H]) for n in ("k", "v")]
+    if P:
+        feeds["pk"], feeds["pv"] = f(B, KV, P, H), f(B, KV, P, H)
+        inputs[3:5] = ["pk", "pv"]
+        graph_inputs += [vi(n, TensorProto.FLOAT, [B, KV, P, H]) for n in ("pk", "pv")]
+    feeds["seqlens_k"] = np.array(seqlens, np.int32)
+    feeds["total"] = np.array(total, np.int32)
+    graph_inputs += [vi("seqlens_k", TensorProto.INT32, [B]), vi("total", TensorProto.INT32, [])]
+    if rotary:
+        angles = np.arange(MAX_POS)[:, None] / (100.0 ** (np.arange(H // 2)[None] / (H // 2)))
+        feeds["cos"], feeds["sin"] = (np.cos(angles).astype(np.float32),
+                                      np.sin(angles).astype(np.float32))
+        inputs += ["cos", "sin"]
+        graph_inputs += [vi(n, TensorProto.FLOAT, [MAX_POS, H // 2]) for n in ("cos", "sin")]
+        attrs["do_rotary"] = 1
+    node = helper.make_node("GroupQueryAttention", inputs, ["out", "present_key", "present_value"],
+                            domain="com.microsoft", name="gqa", num_heads=N, kv_num_heads=KV,
+                            **attrs)
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+            for n in ("out", "present_key", "present_value")]
+    graph = helper.make_graph([node], "gqa", graph_inputs, outs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    return model, feeds
+
+
+CASES = {
+    "first_prompt": dict(B=1, S=5, P=0, total=5, seqlens=[4]),
+    "decode": dict(B=1, S=1, P=6, total=7, seqlens=[6]),
+    "prompt_after_cache": dict(B=1, S=3, P=4, total=7, seqlens=[6]),
+    "batch_of_lengths": dict(B=2, S=1, P=6, total=7, seqlens=[6, 3]),
+    # onnxruntime rotates only heads whose size is a multiple of 16.
+    "packed_rotary": dict(B=1, S=1, P=5, total=6, seqlens=[5], packed=True, rotary=True, H=16),
+    "rotary_interleaved_prompt": dict(B=1, S=4, P=0, total=4, seqlens=[3], rotary=True,
+                                      rotary_interleaved=1, H=16),
+    "rotary_batch_of_lengths": dict(B=2, S=1, P=6, total=7, seqlens=[6, 2], rotary=True, H=16),
+    "local_window": dict(B=1, S=4, P=0, total=4, seqlens=[3], local_window_size=2),
+    "softcap_scale": dict(B=1, S=1, P=3, total=4, seqlens=[3], softcap=2.0, scale=0.5),
+    "long_cache_buffer": dict(B=1, S=1, P=8, total=5, seqlens=[4]),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_group_query_attention_matches_onnxruntime(tmp_path, case):
+    if not mp.library_path().is_file():
+        pytest.skip(f"libMPCAPI.so is not built ({mp.library_path()})")
+    model, feeds = _model(**CASES[case])
+    path = tmp_path / "gqa.onnx"
+    onnx.save(model, str(path))
+    got = mp.compile(path).run(feeds)
+    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+    np.testing.assert_allclose(got["out"], want[0], rtol=1e-5, atol=1e-5, err_msg=case)
+    # The caches agree on every valid position (past the last one
+    # onnxruntime leaves the buffer as it was allocated).
+    for name, w in zip(("present_key", "present_value"), want[1:]):
+        assert got[name].shape == w.shape, (case, name)
+        for b, last in enumerate(feeds["seqlens_k"]):
+            np.testing.assert_allclose(got[name][b, :, :last + 1], w[b, :, :last + 1],
+                                       rtol=1e-6, atol=1e-6, err_msg=f"{case}: {name}[{b}]")
