@@ -31,8 +31,8 @@ static std::vector<std::string> findCases(StringRef dir) {
   std::error_code ec;
   for (llvm::sys::fs::recursive_directory_iterator it(dir, ec), end;
        it != end && !ec; it.increment(ec))
-    if (it->type() == llvm::sys::fs::file_type::directory_file &&
-        isCase(it->path()))
+    // is_directory follows links: a tree of symlinked cases works too.
+    if (llvm::sys::fs::is_directory(it->path()) && isCase(it->path()))
       cases.push_back(it->path());
   std::sort(cases.begin(), cases.end());
   return cases;

@@ -24,6 +24,12 @@
 // ONE:      PASS a_pass
 // ONE-NEXT: 1 passed, 0 failed, 0 skipped
 
+// Cases may be symlinks (a selection of a larger tree).
+// RUN: mkdir -p %t/links && ln -s %t/tree/a_pass %t/links/linked
+// RUN: mp-run --test-dir %t/links | FileCheck %s --check-prefix=LINKED
+// LINKED:      PASS linked
+// LINKED-NEXT: 1 passed, 0 failed, 0 skipped
+
 // RUN: not mp-run --test-dir %t/nonexistent 2>&1 | FileCheck %s --check-prefix=NODIR
 // NODIR: mp-run: error: --test-dir: '{{.*}}nonexistent' is not a folder
 // RUN: not mp-run %S/Inputs/add_matmul_softmax.onnx --test-dir %t/tree 2>&1 \

@@ -6,7 +6,9 @@
 // neighbours with weights; the value is the sum over all neighbour
 // combinations. Neighbours past an edge read the edge (the reference pads
 // in "edge" mode); cubic with exclude_outside drops and renormalizes them.
-// Scales and sizes must be constants; antialias is not lowered.
+// With antialias, linear and cubic filters widen by 1/scale when
+// downsampling (2/scale or 4/scale taps, normalized to sum 1), as in the
+// ONNX reference. Scales and sizes must be constants.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,8 +47,8 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
 
   LogicalResult matchAndRewrite(ResizeOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op) || op.getAntialias() != 0)
-      return rewriter.notifyMatchFailure(op, "dynamic shape or antialias");
+    if (!allStatic(op))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
     StringRef mode = op.getMode();
     auto in = typeOf(op.getInput());
     auto out = op.getType();
@@ -109,6 +111,7 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
     double extrapolation = op.getExtrapolationValue().convertToDouble();
     double a = op.getCubicCoeffA().convertToDouble();
     bool exclude = op.getExcludeOutside() != 0;
+    bool antialias = op.getAntialias() != 0;
     StringRef nearestMode = op.getNearestMode();
 
     Value r = parallelGeneric(
@@ -121,7 +124,7 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
           SmallVector<Taps> taps;
           for (const AxisPlan &p : plans)
             taps.push_back(tapsFor(b, l, p, idx[p.dim], ctm, mode, nearestMode,
-                                   a, exclude));
+                                   a, exclude, antialias));
           // Sum over every combination of neighbours.
           Value sum = c(0);
           SmallVector<int64_t> pick(plans.size(), 0);
@@ -156,7 +159,7 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
 
   static Taps tapsFor(OpBuilder &b, Location l, const AxisPlan &p, Value o,
                       StringRef ctm, StringRef mode, StringRef nearestMode,
-                      double a, bool exclude) {
+                      double a, bool exclude, bool antialias) {
     Type f64 = b.getF64Type();
     auto c = [&](double v) { return scalarConst(b, l, f64, v); };
     auto add = [&](Value x, Value y) -> Value {
@@ -235,44 +238,59 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
       t.weight.push_back(c(1));
       return t;
     }
-    if (mode == "linear") {
-      t.index = {at(0), at(1)};
-      t.weight = {sub(c(1), ratio), ratio};
-      return t;
-    }
-    // Cubic: taps base-1 .. base+2 with Keys' coefficients.
-    auto coeff = [&](Value d) -> Value { // d = distance in [0, 2]
+    auto i64 = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, l, b.getI64Type(), v);
+    };
+    // Whether tap base + offset lies inside the input (exclude_outside).
+    auto inside = [&](int64_t offset) -> Value {
+      Value i = arith::AddIOp::create(b, l, base, i64(offset));
+      return arith::AndIOp::create(
+          b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, i64(0)),
+          arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
+                                i64(p.inSize)));
+    };
+    // Keys' cubic kernel at distance d >= 0 (0 from 2 on).
+    auto cubic = [&](Value d) -> Value {
       Value d2 = mul(d, d), d3 = mul(d2, d);
       Value near = add(sub(mul(c(a + 2), d3), mul(c(a + 3), d2)), c(1));
       Value far = sub(add(sub(mul(c(a), d3), mul(c(5 * a), d2)), mul(c(8 * a), d)),
                       c(4 * a));
       Value isNear = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLE, d,
                                            c(1));
-      return arith::SelectOp::create(b, l, isNear, near, far);
+      Value isFar = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, d,
+                                          c(2));
+      return arith::SelectOp::create(
+          b, l, isFar, c(0), arith::SelectOp::create(b, l, isNear, near, far));
     };
-    SmallVector<Value> w = {coeff(add(ratio, c(1))), coeff(ratio),
-                            coeff(sub(c(1), ratio)), coeff(sub(c(2), ratio))};
-    for (int64_t k = 0; k < 4; ++k)
-      t.index.push_back(at(k - 1));
-    if (exclude) {
-      Value total = c(0);
-      for (int64_t k = 0; k < 4; ++k) {
-        Value i = arith::AddIOp::create(
-            b, l, base, arith::ConstantIntOp::create(b, l, b.getI64Type(), k - 1));
-        Value inside = arith::AndIOp::create(
-            b, l,
-            arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::sge, i,
-                arith::ConstantIntOp::create(b, l, b.getI64Type(), 0)),
-            arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::slt, i,
-                arith::ConstantIntOp::create(b, l, b.getI64Type(), p.inSize)));
-        w[k] = arith::SelectOp::create(b, l, inside, w[k], c(0));
-        total = add(total, w[k]);
-      }
+    // Taps base + first .. base + first + n - 1; weight of tap k from its
+    // distance (k - ratio) * s, in input pixels scaled by s.
+    int64_t first = mode == "linear" ? 0 : -1, n = mode == "linear" ? 2 : 4;
+    double s = 1;
+    if (antialias && p.scale < 1) {
+      // Downsampling widens the filter to cover 1/scale input pixels.
+      s = p.scale;
+      first = (int64_t)std::floor((mode == "linear" ? -1 : -2) / s) + 1;
+      n = 2 - 2 * first;
+    }
+    SmallVector<Value> w;
+    Value total = c(0);
+    for (int64_t k = first; k < first + n; ++k) {
+      Value d = math::AbsFOp::create(b, l, mul(sub(c(k), ratio), c(s)));
+      Value weight = mode == "linear"
+                         ? Value(arith::MaximumFOp::create(b, l, sub(c(1), d),
+                                                           c(0)))
+                         : cubic(d);
+      if (exclude)
+        weight = arith::SelectOp::create(b, l, inside(k), weight, c(0));
+      w.push_back(weight);
+      total = add(total, weight);
+      t.index.push_back(at(k));
+    }
+    // The kernels sum to 1 over their taps except when widened or when
+    // taps are excluded.
+    if (exclude || s != 1)
       for (Value &v : w)
         v = arith::DivFOp::create(b, l, v, total);
-    }
     t.weight = w;
     return t;
   }
