@@ -88,9 +88,11 @@ std::unique_ptr<Model> Model::load(MLIRContext *ctx, StringRef path,
 }
 
 /// Whether `v` reaches an operand that decides a result shape, directly or
-/// through integer arithmetic and shape ops (Add, Concat, Cast, Unsqueeze..).
+/// through integer arithmetic and shape ops (Add, Concat, Cast, Unsqueeze..)
+/// or small float arithmetic (a window size cast to float for a Range).
 /// Values that only feed data (Gather indices into float tables, masks)
-/// do not.
+/// do not, and neither does anything through Shape or Size, whose results
+/// do not depend on values.
 static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen) {
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
@@ -109,12 +111,16 @@ static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen) {
          is(cast<GroupQueryAttentionOp>(user).getTotalSequenceLength()));
     if (direct)
       return true;
-    if (!seen.insert(user).second)
+    if (isa<ShapeOp, SizeOp>(user) || !seen.insert(user).second)
       continue;
-    for (Value r : user->getResults())
-      if (isa<IntegerType>(getElementTypeOrSelf(r.getType())) &&
+    for (Value r : user->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(r.getType());
+      bool small = type && type.hasStaticShape() &&
+                   type.getNumElements() <= kMaxCompiledInElements;
+      if ((isa<IntegerType>(getElementTypeOrSelf(r.getType())) || small) &&
           decidesShape(r, seen))
         return true;
+    }
   }
   return false;
 }

@@ -20,3 +20,23 @@ func.func @f(%x: tensor<?x3xf32> {mp.name = "x"}, %y: tensor<3x?xf32> {mp.name =
 
 // BAD: error: input 'x' of type 'tensor<?x3xf32>' cannot take the shape 'tensor<2x5xf32>'
 // NAME: error: no graph input named 'nothere'
+
+// -----
+
+// A Range whose limit is float arithmetic over constants (a window length
+// cast to float, as HannWindow's expansion writes it) gets a static length;
+// the float ops stay (they are precision decisions), only inference
+// evaluates them.
+// CHECK-LABEL: func.func @range_over_float_logic(
+// CHECK: %[[F:.+]] = mp.cast %{{.+}} {to = f32} : tensor<i32> -> tensor<f32>
+// CHECK: %[[L:.+]] = mp.sub %[[F]], %{{.+}} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// CHECK: mp.range %{{.+}}, %[[L]], %{{.+}} : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<9xf32>
+func.func @range_over_float_logic(%x: tensor<?x3xf32> {mp.name = "x"}, %y: tensor<3x?xf32> {mp.name = "y"}) -> tensor<?xf32> {
+  %n = mp.constant dense<10> : tensor<i32>
+  %zero = mp.constant dense<0.0> : tensor<f32>
+  %one = mp.constant dense<1.0> : tensor<f32>
+  %nf = mp.cast %n {to = f32} : tensor<i32> -> tensor<f32>
+  %limit = mp.sub %nf, %one : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %r = mp.range %zero, %limit, %one : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}

@@ -387,3 +387,21 @@ func.func @logic_folds() -> (tensor<3xi64>, tensor<3xi64>, tensor<2xi64>, tensor
 // CHECK-DAG: %[[FT:.+]] = mp.constant dense<[false, true]> : tensor<2xi1>
 // CHECK: return %[[MOD]], %[[FMOD]], %[[NEG]], %[[TF]], %[[TF]], %[[FT]], %[[FT]]
 // CHECK-NOT: mp.mod
+
+// -----
+
+// Max/Min of integer constants fold with broadcasting (CenterCropPad's
+// expansion computes its pad amounts so).
+func.func @minmax_folds() -> (tensor<3xi64>, tensor<3xi64>) {
+  %a = mp.constant dense<[20, 10, 3]> : tensor<3xi64>
+  %b = mp.constant dense<[10, 17, 3]> : tensor<3xi64>
+  %c = mp.constant dense<4> : tensor<1xi64>
+  %mx = mp.max %a, %b : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  %mn = mp.min %a, %b, %c : (tensor<3xi64>, tensor<3xi64>, tensor<1xi64>) -> tensor<3xi64>
+  return %mx, %mn : tensor<3xi64>, tensor<3xi64>
+}
+// CHECK-LABEL: func.func @minmax_folds(
+// CHECK-DAG: %[[MX:.+]] = mp.constant dense<[20, 17, 3]> : tensor<3xi64>
+// CHECK-DAG: %[[MN:.+]] = mp.constant dense<[4, 4, 3]> : tensor<3xi64>
+// CHECK: return %[[MX]], %[[MN]]
+// CHECK-NOT: mp.max

@@ -144,6 +144,33 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
                         });
 }
 
+/// Max/Min of integer constants (CenterCropPad's pad amounts), folded
+/// pairwise into the result shape.
+static OpFoldResult
+foldVariadicInts(ArrayRef<Attribute> inputs, Type resultType,
+                 function_ref<int64_t(int64_t, int64_t)> fn) {
+  if (inputs.size() < 2)
+    return {};
+  Attribute acc = inputs.front();
+  for (Attribute next : inputs.drop_front()) {
+    acc = foldBinaryInts(acc, next, resultType,
+                         [&](int64_t a, int64_t b) { return fn(a, b); });
+    if (!acc)
+      return {};
+  }
+  return acc;
+}
+
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  return foldVariadicInts(adaptor.getInputs(), getType(),
+                          [](int64_t a, int64_t b) { return std::max(a, b); });
+}
+
+OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  return foldVariadicInts(adaptor.getInputs(), getType(),
+                          [](int64_t a, int64_t b) { return std::min(a, b); });
+}
+
 OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
   bool fmod = getFmod();
   return foldBinaryInts(adaptor.getLhs(), adaptor.getRhs(), getType(),

@@ -1,6 +1,7 @@
 //===- MpTypeInference.cpp - shape and type inference helpers -------------===//
 
 #include "mp/Dialect/Mp/IR/MpTypeInference.h"
+#include "mp/Dialect/Mp/IR/MpOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -153,12 +154,89 @@ std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
   return out;
 }
 
-std::optional<SmallVector<double>> getConstantFloats(Value value) {
+/// Largest float expression (in elements) shape inference evaluates.
+constexpr int64_t kMaxEvaluatedFloats = 64;
+
+/// The values of a small float expression over constants: Cast of an
+/// integer or float constant and Add/Sub/Mul/Div with broadcasting of
+/// single values, each computed in its result's element type as the op
+/// computes it at run time. This serves shape inference (a Range over a
+/// window length cast to float) without folding the IR, whose float ops
+/// are precision decisions.
+static std::optional<SmallVector<APFloat>> evaluateFloats(Value value,
+                                                          int depth) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() ||
+      type.getNumElements() > kMaxEvaluatedFloats || depth > 16)
+    return std::nullopt;
+  auto floatType = dyn_cast<FloatType>(type.getElementType());
+  if (!floatType)
+    return std::nullopt;
+  const llvm::fltSemantics &sem = floatType.getFloatSemantics();
+  auto converted = [&](APFloat v) {
+    bool losesInfo;
+    v.convert(sem, APFloat::rmNearestTiesToEven, &losesInfo);
+    return v;
+  };
   DenseFPElementsAttr attr;
-  if (!value || !matchPattern(value, m_Constant(&attr)))
+  if (matchPattern(value, m_Constant(&attr)))
+    return SmallVector<APFloat>(attr.getValues<APFloat>());
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  int64_t n = type.getNumElements();
+  if (auto cast = dyn_cast<CastOp>(def)) {
+    SmallVector<APFloat> out;
+    DenseIntElementsAttr ints;
+    if (matchPattern(cast.getInput(), m_Constant(&ints))) {
+      bool isSigned = !ints.getElementType().isUnsignedInteger();
+      for (const APInt &v : ints.getValues<APInt>()) {
+        APFloat f(sem);
+        f.convertFromAPInt(v, isSigned, APFloat::rmNearestTiesToEven);
+        out.push_back(f);
+      }
+    } else if (auto floats = evaluateFloats(cast.getInput(), depth + 1)) {
+      for (const APFloat &v : *floats)
+        out.push_back(converted(v));
+    }
+    if ((int64_t)out.size() != n)
+      return std::nullopt;
+    return out;
+  }
+  if (!isa<AddOp, SubOp, MulOp, DivOp>(def))
+    return std::nullopt;
+  auto lhs = evaluateFloats(def->getOperand(0), depth + 1);
+  auto rhs = evaluateFloats(def->getOperand(1), depth + 1);
+  auto fits = [&](const SmallVector<APFloat> &v) {
+    return (int64_t)v.size() == n || v.size() == 1;
+  };
+  if (!lhs || !rhs || !fits(*lhs) || !fits(*rhs))
+    return std::nullopt;
+  SmallVector<APFloat> out;
+  for (int64_t i = 0; i < n; ++i) {
+    APFloat a = converted((*lhs)[lhs->size() == 1 ? 0 : i]);
+    APFloat b = converted((*rhs)[rhs->size() == 1 ? 0 : i]);
+    if (isa<AddOp>(def))
+      a.add(b, APFloat::rmNearestTiesToEven);
+    else if (isa<SubOp>(def))
+      a.subtract(b, APFloat::rmNearestTiesToEven);
+    else if (isa<MulOp>(def))
+      a.multiply(b, APFloat::rmNearestTiesToEven);
+    else
+      a.divide(b, APFloat::rmNearestTiesToEven);
+    out.push_back(a);
+  }
+  return out;
+}
+
+std::optional<SmallVector<double>> getConstantFloats(Value value) {
+  if (!value)
+    return std::nullopt;
+  std::optional<SmallVector<APFloat>> values = evaluateFloats(value, 0);
+  if (!values)
     return std::nullopt;
   SmallVector<double> out;
-  for (APFloat v : attr.getValues<APFloat>()) {
+  for (APFloat v : *values) {
     bool losesInfo = false;
     v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
     out.push_back(v.convertToDouble());

@@ -182,8 +182,14 @@ def Mp_GreaterOrEqualOp : Mp_CompareOp<"greater_or_equal"> { let summary = "a >=
 def Mp_LessOp : Mp_CompareOp<"less"> { let summary = "a < b"; }
 def Mp_LessOrEqualOp : Mp_CompareOp<"less_or_equal"> { let summary = "a <= b"; }
 
-def Mp_MaxOp : Mp_VariadicOp<"max"> { let summary = "elementwise maximum"; }
-def Mp_MinOp : Mp_VariadicOp<"min"> { let summary = "elementwise minimum"; }
+def Mp_MaxOp : Mp_VariadicOp<"max"> {
+  let summary = "elementwise maximum";
+  let hasFolder = 1;
+}
+def Mp_MinOp : Mp_VariadicOp<"min"> {
+  let summary = "elementwise minimum";
+  let hasFolder = 1;
+}
 def Mp_MeanOp : Mp_VariadicOp<"mean", Mp_FloatTensor> { let summary = "elementwise mean"; }
 def Mp_SumOp : Mp_VariadicOp<"sum"> { let summary = "elementwise sum"; }
 

@@ -54,7 +54,9 @@ LogicalResult inferReduce(std::optional<mlir::Location> loc, mlir::Value data,
 /// integer element type), else nullopt.
 std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
 
-/// The float values of `value` when it is defined by a constant.
+/// The float values of `value` when it is defined by a constant or is a
+/// small expression over constants (Cast, Add, Sub, Mul, Div), evaluated in
+/// each op's element type; the IR is not folded.
 std::optional<llvm::SmallVector<double>> getConstantFloats(mlir::Value value);
 
 /// Normalizes a possibly negative `axis` for `rank`; nullopt when out of range.
