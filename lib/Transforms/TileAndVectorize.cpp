@@ -107,8 +107,15 @@ std::optional<ContractionTiling> planContraction(linalg::GenericOp op,
     if (lhsMap.isFunctionOfDim(i) && !rhsMap.isFunctionOfDim(i))
       m = i;
   }
-  if (m)
-    tiling.sizes[*m] = dividingTile(ranges[*m], tileM, 1);
+  if (m) {
+    int64_t mTile = dividingTile(ranges[*m], tileM, 1);
+    // MLIR 22's canonicalizer folds shape_cast(broadcast(v: mxk1 -> nxmx1))
+    // into broadcast(v -> nxm) when m == n, which transposes the first
+    // input's column: keep the block non-square.
+    if (mTile > 1 && mTile == nTile)
+      mTile /= 2;
+    tiling.sizes[*m] = mTile;
+  }
   // Loop order: everything else, then m, n, and k innermost so that the
   // accumulator block is loop-invariant in the k loop.
   for (unsigned i = 0; i < numLoops; ++i)

@@ -82,3 +82,15 @@ func.func @transposed_rhs(%a: tensor<4x32xf32>, %b: tensor<16x32xf32>) -> tensor
   %0 = mp.gemm %a, %b {trans_b = true} : (tensor<4x32xf32>, tensor<16x32xf32>) -> tensor<4x16xf32>
   return %0 : tensor<4x16xf32>
 }
+
+// -----
+
+// A square block would hit MLIR 22's shape_cast(broadcast) folding, which
+// transposes the broadcast column: 4 columns take 2-row blocks.
+// CHECK-LABEL: func.func @square(
+// CHECK: tensor.extract_slice {{.*}} [2, 4]
+// CHECK: scf.for {{.*}} -> (vector<2x4xf32>)
+func.func @square(%a: tensor<4x8xf32>, %w: tensor<8x4xf32>) -> tensor<4x4xf32> {
+  %0 = mp.matmul %a, %w : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
