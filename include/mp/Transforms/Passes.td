@@ -141,4 +141,31 @@ def ExpandStridedCopies : Pass<"mp-expand-strided-copies", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FuseAttention : Pass<"mp-fuse-attention", "mlir::ModuleOp"> {
+  let summary = "Replace decomposed attention subgraphs with mp.attention";
+  let description = [{
+    Matches scaled dot-product attention as exporters write it, on 4-D
+    [B, H, S, D] tensors:
+    `MatMul(Q, Transpose(K, [0, 1, 3, 2]))` (or a K already laid out as
+    [B, H, D, T]), an optional scale by `Mul` or `Div` with a scalar
+    constant, an optional mask (`Add` of a float mask, or `Where(cond,
+    scores, -inf)`), `Softmax` on the last axis, and `MatMul` with V. K/V
+    with fewer heads than Q (a divisor) become grouped-query attention.
+    Each match becomes one `mp.attention` with that scale and mask.
+
+    Graphs that look like attention but differ are left alone and reported
+    as near misses with the reason: softmax on another axis, a scale that
+    is not a scalar constant, a scale applied after the mask, a mask filled
+    with a finite value, an intermediate result with another consumer.
+    With `report=FILE` the fused sites (with the ONNX node names they
+    replace) and the near misses are written as JSON, and a summary goes to
+    stderr.
+  }];
+  let options = [
+    Option<"reportFile", "report", "std::string", /*default=*/"\"\"",
+           "Write fused sites and near misses as JSON here">,
+  ];
+  let dependentDialects = ["::mp::MpDialect"];
+}
+
 #endif // MP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,309 @@
+//===- FuseAttention.cpp - decomposed attention to mp.attention -----------===//
+//
+// Matching starts at each Softmax and walks up (mask, scale, Q.K^T) and down
+// (P.V). Every step checks what makes the rewrite exact: the softmax axis,
+// a scalar constant scale applied before the mask, a -inf fill for boolean
+// masks, and no other consumer of an intermediate value. A Softmax that is
+// next to a MatMul but fails a check is a near miss and is reported with
+// the first check it failed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mp/Transforms/Passes.h"
+
+#include "mp/Dialect/Mp/IR/MpOps.h"
+#include "mp/Precision/OpInfo.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+namespace mp {
+#define GEN_PASS_DEF_FUSEATTENTION
+#include "mp/Transforms/Passes.h.inc"
+} // namespace mp
+
+using namespace mlir;
+using namespace mp;
+
+namespace {
+
+/// One matched attention site.
+struct AttentionSite {
+  Value q, k, v;
+  /// K as the graph has it: [B, H, D, T] (the transpose is absorbed) when
+  /// there is no transpose to absorb.
+  bool kTransposed = false;
+  Value mask;
+  double scale = 1.0;
+  /// The ops the site replaces, from Q.K^T to P.V.
+  SmallVector<Operation *> ops;
+  MatMulOp output;
+};
+
+/// The value of a single-element float constant.
+std::optional<double> scalarConstant(Value v) {
+  DenseFPElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != 1)
+    return std::nullopt;
+  return (*attr.value_begin<APFloat>()).convertToDouble();
+}
+
+bool hasOneUse(Value v) { return v.hasOneUse(); }
+
+/// How the report names `op`: its ONNX node name, else its location.
+std::string siteName(Operation *op) {
+  std::string name = onnxNodeName(op);
+  if (!name.empty())
+    return name;
+  llvm::raw_string_ostream os(name);
+  op->getLoc().print(os);
+  return name;
+}
+
+/// Whether `perm` swaps the last two axes and keeps the others.
+bool swapsLastTwo(ArrayRef<int64_t> perm) {
+  int64_t n = perm.size();
+  if (n < 2)
+    return false;
+  for (int64_t i = 0; i < n - 2; ++i)
+    if (perm[i] != i)
+      return false;
+  return perm[n - 2] == n - 1 && perm[n - 1] == n - 2;
+}
+
+int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+
+/// Matches the site around `softmax`, or says why it is not one.
+FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
+  auto fail = [&](const Twine &why) {
+    reason = why.str();
+    return failure();
+  };
+  AttentionSite site;
+  Value probs = softmax.getOutput();
+  if (!probs.hasOneUse())
+    return fail("the softmax result has another consumer");
+  auto pv = dyn_cast<MatMulOp>(*probs.getUsers().begin());
+  if (!pv || pv.getLhs() != probs)
+    return fail("the softmax result does not feed a MatMul with V");
+  int64_t rank = rankOf(probs);
+  if (rank != 4)
+    return fail("the scores are not 4-D [batch, heads, queries, keys]");
+  ArrayRef<int64_t> axes = softmax.getAxes();
+  if (axes.size() != 1 || (axes[0] != rank - 1 && axes[0] != -1))
+    return fail("softmax is not on the last axis");
+
+  // Walk up: an optional mask, then an optional scale, then Q.K^T.
+  Value x = softmax.getInput();
+  // Ops above the softmax, nearest first.
+  SmallVector<Operation *> chain;
+  Operation *def = x.getDefiningOp();
+  if (auto add = dyn_cast_or_null<AddOp>(def)) {
+    // The scores are the side that comes from a MatMul (maybe scaled).
+    auto fromScores = [](Value s) {
+      Operation *d = s.getDefiningOp();
+      if (d && isa<MulOp, DivOp>(d))
+        d = d->getOperand(0).getDefiningOp();
+      return isa_and_nonnull<MatMulOp>(d);
+    };
+    Value scores = fromScores(add.getLhs())   ? add.getLhs()
+                   : fromScores(add.getRhs()) ? add.getRhs()
+                                              : Value();
+    if (!scores)
+      return fail("the added mask is not next to the scores");
+    if (!hasOneUse(x))
+      return fail("the masked scores have another consumer");
+    site.mask = scores == add.getLhs() ? add.getRhs() : add.getLhs();
+    chain.push_back(add);
+    x = scores;
+  } else if (auto where = dyn_cast_or_null<WhereOp>(def)) {
+    std::optional<double> fill = scalarConstant(where.getY());
+    if (!fill)
+      return fail("the mask fill is not a scalar constant in the else "
+                  "branch of Where");
+    if (!std::isinf(*fill) || *fill > 0)
+      return fail("the mask fill is a finite value, not -inf");
+    if (!hasOneUse(x))
+      return fail("the masked scores have another consumer");
+    site.mask = where.getCondition();
+    chain.push_back(where);
+    x = where.getX();
+  }
+  def = x.getDefiningOp();
+  if (def && isa<MulOp, DivOp>(def)) {
+    // scores * c, c * scores or scores / c.
+    Value scores = def->getOperand(0);
+    std::optional<double> c = scalarConstant(def->getOperand(1));
+    if (!c && isa<MulOp>(def)) {
+      c = scalarConstant(def->getOperand(0));
+      scores = def->getOperand(1);
+    }
+    if (!c)
+      return fail("the scale is not a scalar constant");
+    if (isa_and_nonnull<AddOp, WhereOp>(scores.getDefiningOp()))
+      return fail("the scale comes after the mask");
+    if (!hasOneUse(x))
+      return fail("the scaled scores have another consumer");
+    site.scale = isa<DivOp>(def) ? 1.0 / *c : *c;
+    chain.push_back(def);
+    x = scores;
+  } else if (def && isa<AddOp, WhereOp>(def)) {
+    return fail("more than one mask");
+  }
+  auto qk = dyn_cast_or_null<MatMulOp>(x.getDefiningOp());
+  if (!qk)
+    return fail("the scores do not come from a MatMul");
+  if (!hasOneUse(x))
+    return fail("the raw scores have another consumer");
+  chain.push_back(qk);
+
+  site.q = qk.getLhs();
+  Value kt = qk.getRhs();
+  if (auto t = kt.getDefiningOp<TransposeOp>();
+      t && swapsLastTwo(t.getPerm())) {
+    site.k = t.getInput();
+  } else {
+    site.k = kt;
+    site.kTransposed = true;
+  }
+  site.v = pv.getRhs();
+  if (rankOf(site.q) != 4 || rankOf(site.k) != 4 || rankOf(site.v) != 4)
+    return fail("Q, K and V are not all 4-D");
+  auto dim = [](Value v, int64_t i) {
+    return cast<RankedTensorType>(v.getType()).getDimSize(i);
+  };
+  int64_t hq = dim(site.q, 1), hk = dim(site.k, 1), hv = dim(site.v, 1);
+  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hk) || hk != hv ||
+      hk <= 0 || hq % hk != 0)
+    return fail("the head counts of Q, K and V are unknown or do not "
+                "divide (grouped-query attention needs Hq a multiple of Hkv)");
+  if (dim(site.q, 0) != dim(site.k, 0) || dim(site.k, 0) != dim(site.v, 0))
+    return fail("Q, K and V do not share the batch dim");
+  Type elt = getElementTypeOrSelf(site.q.getType());
+  if (getElementTypeOrSelf(site.k.getType()) != elt ||
+      getElementTypeOrSelf(site.v.getType()) != elt)
+    return fail("Q, K and V differ in element type");
+  site.ops.assign(chain.rbegin(), chain.rend());
+  site.ops.push_back(softmax);
+  site.ops.push_back(pv);
+  site.output = pv;
+  return site;
+}
+
+/// Whether `softmax` sits next to a MatMul: worth reporting when it does
+/// not fuse (a classifier's softmax is not).
+bool looksLikeAttention(SoftmaxOp softmax) {
+  for (Operation *user : softmax.getOutput().getUsers())
+    if (isa<MatMulOp>(user))
+      return true;
+  Value x = softmax.getInput();
+  for (int i = 0; i < 3 && x; ++i) {
+    Operation *def = x.getDefiningOp();
+    if (!def)
+      return false;
+    if (isa<MatMulOp>(def))
+      return true;
+    if (def->getNumOperands() == 0)
+      return false;
+    x = def->getOperand(0);
+  }
+  return false;
+}
+
+struct FuseAttentionPass
+    : public mp::impl::FuseAttentionBase<FuseAttentionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<SoftmaxOp> softmaxes;
+    module.walk([&](SoftmaxOp op) { softmaxes.push_back(op); });
+    llvm::json::Array fused, nearMisses;
+    IRRewriter rewriter(&getContext());
+    for (SoftmaxOp softmax : softmaxes) {
+      std::string reason;
+      std::string where = siteName(softmax);
+      FailureOr<AttentionSite> site = matchSite(softmax, reason);
+      if (failed(site)) {
+        if (looksLikeAttention(softmax))
+          nearMisses.push_back(llvm::json::Object{
+              {"softmax", where}, {"reason", reason}});
+        continue;
+      }
+      llvm::json::Array nodes;
+      for (Operation *op : site->ops)
+        nodes.push_back(siteName(op));
+      if (!rewrite(rewriter, *site, reason)) {
+        nearMisses.push_back(
+            llvm::json::Object{{"softmax", where}, {"reason", reason}});
+        continue;
+      }
+      fused.push_back(llvm::json::Object{{"nodes", std::move(nodes)}});
+    }
+    if (reportFile.empty())
+      return;
+    llvm::errs() << "mp-fuse-attention: fused " << fused.size()
+                 << " attention site(s), " << nearMisses.size()
+                 << " near miss(es)\n";
+    std::error_code ec;
+    llvm::raw_fd_ostream os(reportFile, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      module.emitError() << "cannot write the fusion report '" << reportFile
+                         << "': " << ec.message();
+      return signalPassFailure();
+    }
+    os << llvm::formatv(
+        "{0:2}\n", llvm::json::Value(llvm::json::Object{
+                       {"fused", std::move(fused)},
+                       {"near_misses", std::move(nearMisses)}}));
+  }
+
+  /// Replaces the site with mp.attention; false (with `reason`) when the
+  /// fused op would not have the site's result type.
+  bool rewrite(RewriterBase &rewriter, const AttentionSite &site,
+               std::string &reason) {
+    MatMulOp pv = site.output;
+    rewriter.setInsertionPoint(pv);
+    SmallVector<Location> locs;
+    for (Operation *op : site.ops)
+      locs.push_back(op->getLoc());
+    Location loc = rewriter.getFusedLoc(locs);
+    Value k = site.k;
+    if (site.kTransposed)
+      k = TransposeOp::create(rewriter, loc, k,
+                              rewriter.getDenseI64ArrayAttr({0, 1, 3, 2}));
+    auto attention = AttentionOp::create(
+        rewriter, loc, site.q, k, site.v, site.mask, Value(), Value(), Value(),
+        rewriter.getBoolAttr(false), rewriter.getI64IntegerAttr(0),
+        rewriter.getI64IntegerAttr(0), rewriter.getI64IntegerAttr(0),
+        rewriter.getF32FloatAttr(site.scale), rewriter.getF32FloatAttr(0),
+        TypeAttr());
+    if (attention.getOutput().getType() != pv.getType()) {
+      reason = "the fused result type differs from the MatMul's";
+      rewriter.eraseOp(attention);
+      if (site.kTransposed)
+        rewriter.eraseOp(k.getDefiningOp());
+      return false;
+    }
+    Operation *transpose =
+        site.kTransposed ? nullptr : site.ops.front()->getOperand(1).getDefiningOp();
+    rewriter.replaceOp(pv, attention.getOutput());
+    // The rest of the chain is now dead; erase it, consumers first, and
+    // K's transpose when nothing else reads it.
+    for (Operation *op : llvm::reverse(site.ops))
+      if (op != pv.getOperation() && op->use_empty())
+        rewriter.eraseOp(op);
+    if (transpose && transpose->use_empty())
+      rewriter.eraseOp(transpose);
+    return true;
+  }
+};
+
+} // namespace

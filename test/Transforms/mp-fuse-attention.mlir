@@ -1,0 +1,162 @@
+// Decomposed attention becomes mp.attention; look-alikes are left alone
+// and reported as near misses with the reason.
+// RUN: mp-opt %s -split-input-file --mp-fuse-attention | FileCheck %s
+// RUN: mp-opt %s --mp-fuse-attention="report=%t.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SUMMARY
+// RUN: FileCheck %s --check-prefix=REPORT < %t.json
+
+// As the TTS decoder writes it: K transposed, scores scaled by Mul.
+// CHECK-LABEL: func.func @mul_scale(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x4x1x32xf32>, %[[K:[a-z0-9]+]]: tensor<1x4x16x32xf32>, %[[V:[a-z0-9]+]]: tensor<1x4x16x32xf32>
+// CHECK: %[[O:.+]], %{{.+}}, %{{.+}}, %{{.+}} = mp.attention %[[Q]], %[[K]], %[[V]] {scale = 0.176776692 : f32}
+// CHECK-NOT: mp.softmax
+// CHECK-NOT: mp.transpose
+// CHECK: return %[[O]]
+func.func @mul_scale(%q: tensor<1x4x1x32xf32>, %k: tensor<1x4x16x32xf32>, %v: tensor<1x4x16x32xf32>) -> tensor<1x4x1x32xf32> {
+  %kt = mp.transpose %k {perm = array<i64: 0, 1, 3, 2>} : tensor<1x4x16x32xf32> -> tensor<1x4x32x16xf32> loc("kt")
+  %s = mp.matmul %q, %kt : (tensor<1x4x1x32xf32>, tensor<1x4x32x16xf32>) -> tensor<1x4x1x16xf32> loc("qk")
+  %c = mp.constant dense<0.176776692> : tensor<f32>
+  %m = mp.mul %s, %c : (tensor<1x4x1x16xf32>, tensor<f32>) -> tensor<1x4x1x16xf32> loc("scale")
+  %p = mp.softmax %m {axes = array<i64: 3>} : tensor<1x4x1x16xf32> loc("softmax")
+  %o = mp.matmul %p, %v : (tensor<1x4x1x16xf32>, tensor<1x4x16x32xf32>) -> tensor<1x4x1x32xf32> loc("pv")
+  return %o : tensor<1x4x1x32xf32>
+}
+
+// -----
+
+// Div by sqrt(d), an additive causal mask, K already [B, H, D, T]: the
+// fused op reads K through a transpose back to [B, H, T, D].
+// CHECK-LABEL: func.func @div_scale_mask(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<2x2x8x16xf32>, %[[KT:[a-z0-9]+]]: tensor<2x2x16x8xf32>, %[[V:[a-z0-9]+]]: tensor<2x2x8x16xf32>, %[[MASK:[a-z0-9]+]]: tensor<1x1x8x8xf32>
+// CHECK: %[[K:.+]] = mp.transpose %[[KT]] {perm = array<i64: 0, 1, 3, 2>}
+// CHECK: mp.attention %[[Q]], %[[K]], %[[V]] mask %[[MASK]] {scale = 2.500000e-01 : f32}
+// CHECK-NOT: mp.softmax
+func.func @div_scale_mask(%q: tensor<2x2x8x16xf32>, %kt: tensor<2x2x16x8xf32>, %v: tensor<2x2x8x16xf32>, %mask: tensor<1x1x8x8xf32>) -> tensor<2x2x8x16xf32> {
+  %s = mp.matmul %q, %kt : (tensor<2x2x8x16xf32>, tensor<2x2x16x8xf32>) -> tensor<2x2x8x8xf32>
+  %c = mp.constant dense<4.0> : tensor<f32>
+  %d = mp.div %s, %c : (tensor<2x2x8x8xf32>, tensor<f32>) -> tensor<2x2x8x8xf32>
+  %a = mp.add %d, %mask : (tensor<2x2x8x8xf32>, tensor<1x1x8x8xf32>) -> tensor<2x2x8x8xf32>
+  %p = mp.softmax %a {axes = array<i64: 3>} : tensor<2x2x8x8xf32>
+  %o = mp.matmul %p, %v : (tensor<2x2x8x8xf32>, tensor<2x2x8x16xf32>) -> tensor<2x2x8x16xf32>
+  return %o : tensor<2x2x8x16xf32>
+}
+
+// -----
+
+// A boolean mask through Where(cond, scores, -inf); one K/V head for four
+// query heads (multi-query); no scale op means scale 1.
+// CHECK-LABEL: func.func @where_mask_mqa(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x4x2x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x1x6x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x1x6x8xf32>, %[[KEEP:[a-z0-9]+]]: tensor<1x1x2x6xi1>
+// CHECK: mp.attention %[[Q]], %[[K]], %[[V]] mask %[[KEEP]] {scale = 1.000000e+00 : f32} : ({{.*}}) -> (tensor<1x4x2x8xf32>,
+func.func @where_mask_mqa(%q: tensor<1x4x2x8xf32>, %k: tensor<1x1x6x8xf32>, %v: tensor<1x1x6x8xf32>, %keep: tensor<1x1x2x6xi1>) -> tensor<1x4x2x8xf32> {
+  %kt = mp.transpose %k {perm = array<i64: 0, 1, 3, 2>} : tensor<1x1x6x8xf32> -> tensor<1x1x8x6xf32>
+  %s = mp.matmul %q, %kt : (tensor<1x4x2x8xf32>, tensor<1x1x8x6xf32>) -> tensor<1x4x2x6xf32>
+  %ninf = mp.constant dense<0xFF800000> : tensor<f32>
+  %w = mp.where %keep, %s, %ninf : (tensor<1x1x2x6xi1>, tensor<1x4x2x6xf32>, tensor<f32>) -> tensor<1x4x2x6xf32>
+  %p = mp.softmax %w {axes = array<i64: 3>} : tensor<1x4x2x6xf32>
+  %o = mp.matmul %p, %v : (tensor<1x4x2x6xf32>, tensor<1x1x6x8xf32>) -> tensor<1x4x2x8xf32>
+  return %o : tensor<1x4x2x8xf32>
+}
+
+// -----
+
+// Near miss: softmax over the queries, not the keys.
+// CHECK-LABEL: func.func @softmax_axis(
+// CHECK-NOT: mp.attention
+// CHECK: mp.softmax
+func.func @softmax_axis(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %s = mp.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = mp.softmax %s {axes = array<i64: 2>} : tensor<1x2x4x4xf32> loc("softmax_axis")
+  %o = mp.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Near miss: a per-head scale is not a scalar constant.
+// CHECK-LABEL: func.func @per_head_scale(
+// CHECK-NOT: mp.attention
+func.func @per_head_scale(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %s = mp.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = mp.constant dense<[[[[0.5]], [[0.25]]]]> : tensor<1x2x1x1xf32>
+  %m = mp.mul %s, %c : (tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %p = mp.softmax %m {axes = array<i64: 3>} : tensor<1x2x4x4xf32> loc("softmax_per_head")
+  %o = mp.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Near miss: the raw scores are also a graph output.
+// CHECK-LABEL: func.func @scores_escape(
+// CHECK-NOT: mp.attention
+func.func @scores_escape(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>) {
+  %s = mp.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = mp.softmax %s {axes = array<i64: 3>} : tensor<1x2x4x4xf32> loc("softmax_escape")
+  %o = mp.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o, %s : tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Near miss: Where fills with -10000, not -inf (a fully masked row would
+// differ).
+// CHECK-LABEL: func.func @finite_fill(
+// CHECK-NOT: mp.attention
+func.func @finite_fill(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>, %keep: tensor<1x1x4x4xi1>) -> tensor<1x2x4x8xf32> {
+  %s = mp.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %fill = mp.constant dense<-10000.0> : tensor<f32>
+  %w = mp.where %keep, %s, %fill : (tensor<1x1x4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = mp.softmax %w {axes = array<i64: 3>} : tensor<1x2x4x4xf32> loc("softmax_fill")
+  %o = mp.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Near miss: the scale comes after the mask ((s + m) * c is not s * c + m).
+// CHECK-LABEL: func.func @scale_after_mask(
+// CHECK-NOT: mp.attention
+func.func @scale_after_mask(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>, %mask: tensor<1x1x4x4xf32>) -> tensor<1x2x4x8xf32> {
+  %s = mp.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %a = mp.add %s, %mask : (tensor<1x2x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %c = mp.constant dense<0.5> : tensor<f32>
+  %m = mp.mul %a, %c : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = mp.softmax %m {axes = array<i64: 3>} : tensor<1x2x4x4xf32> loc("softmax_late_scale")
+  %o = mp.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// A classifier's softmax is not attention: not reported.
+func.func @classifier(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  %p = mp.softmax %x {axes = array<i64: 1>} : tensor<2x10xf32> loc("classifier_softmax")
+  return %p : tensor<2x10xf32>
+}
+
+
+// The whole file as one module: three sites fuse, five are near misses,
+// each with its reason, named by its ONNX node (or location).
+// SUMMARY: mp-fuse-attention: fused 3 attention site(s), 5 near miss(es)
+// REPORT:      "fused": [
+// REPORT:        "nodes": [
+// REPORT-NEXT:     "qk",
+// REPORT-NEXT:     "scale",
+// REPORT-NEXT:     "softmax",
+// REPORT-NEXT:     "pv"
+// REPORT:      "near_misses": [
+// REPORT:        "reason": "softmax is not on the last axis",
+// REPORT-NEXT:   "softmax": "softmax_axis"
+// REPORT:        "reason": "the scale is not a scalar constant",
+// REPORT-NEXT:   "softmax": "softmax_per_head"
+// REPORT:        "reason": "the raw scores have another consumer",
+// REPORT-NEXT:   "softmax": "softmax_escape"
+// REPORT:        "reason": "the mask fill is a finite value, not -inf",
+// REPORT-NEXT:   "softmax": "softmax_fill"
+// REPORT:        "reason": "the scale comes after the mask",
+// REPORT-NEXT:   "softmax": "softmax_late_scale"
+// REPORT-NOT: classifier_softmax
+
+// An unwritable report path is an error naming the file.
+// RUN: not mp-opt %s --mp-fuse-attention="report=%t.missing/dir/r.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADPATH
+// BADPATH: error: cannot write the fusion report '{{.*}}r.json': {{.+}}
