@@ -17,6 +17,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -41,6 +42,8 @@ struct AttentionSite {
   /// there is no transpose to absorb.
   bool kTransposed = false;
   Value mask;
+  /// The mask marks the keys to drop (Where(cond, -inf, scores)).
+  bool invertMask = false;
   double scale = 1.0;
   /// The ops the site replaces, from Q.K^T to P.V.
   SmallVector<Operation *> ops;
@@ -79,6 +82,39 @@ bool swapsLastTwo(ArrayRef<int64_t> perm) {
 }
 
 int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+
+/// For a K or V repeated per query head as repeat_kv writes it,
+/// Reshape(Expand(Unsqueeze(x, [2]), [B, Hkv, g, T, D]), [B, Hkv*g, T, D]),
+/// the unrepeated x; else null. (Tile repeats heads in another order and is
+/// not matched.)
+Value repeatedKv(Value v) {
+  auto reshape = v.getDefiningOp<ReshapeOp>();
+  if (!reshape)
+    return {};
+  auto expand = reshape.getInput().getDefiningOp<ExpandOp>();
+  if (!expand)
+    return {};
+  auto unsqueeze = expand.getInput().getDefiningOp<UnsqueezeOp>();
+  if (!unsqueeze || unsqueeze.getAxes().size() != 1 ||
+      unsqueeze.getAxes()[0] != 2)
+    return {};
+  Value x = unsqueeze.getInput();
+  auto xt = cast<RankedTensorType>(x.getType());
+  auto et = cast<RankedTensorType>(expand.getType());
+  auto rt = cast<RankedTensorType>(v.getType());
+  if (xt.getRank() != 4 || et.getRank() != 5 || rt.getRank() != 4)
+    return {};
+  // [B, Hkv, g, T, D] -> [B, Hkv * g, T, D], everything else kept.
+  int64_t hkv = xt.getDimSize(1), g = et.getDimSize(2);
+  if (ShapedType::isDynamic(hkv) || ShapedType::isDynamic(g) ||
+      et.getDimSize(1) != hkv || rt.getDimSize(1) != hkv * g ||
+      xt.getDimSize(2) != rt.getDimSize(2) ||
+      xt.getDimSize(3) != rt.getDimSize(3) ||
+      et.getDimSize(3) != xt.getDimSize(2) ||
+      et.getDimSize(4) != xt.getDimSize(3))
+    return {};
+  return x;
+}
 
 /// Matches the site around `softmax`, or says why it is not one.
 FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
@@ -124,17 +160,23 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
     chain.push_back(add);
     x = scores;
   } else if (auto where = dyn_cast_or_null<WhereOp>(def)) {
+    // Where(keep, scores, -inf), or Where(drop, -inf, scores) as
+    // masked_fill exports it.
     std::optional<double> fill = scalarConstant(where.getY());
+    Value scores = where.getX();
+    if (!fill && (fill = scalarConstant(where.getX()))) {
+      scores = where.getY();
+      site.invertMask = true;
+    }
     if (!fill)
-      return fail("the mask fill is not a scalar constant in the else "
-                  "branch of Where");
+      return fail("the mask fill is not a scalar constant");
     if (!std::isinf(*fill) || *fill > 0)
       return fail("the mask fill is a finite value, not -inf");
     if (!hasOneUse(x))
       return fail("the masked scores have another consumer");
     site.mask = where.getCondition();
     chain.push_back(where);
-    x = where.getX();
+    x = scores;
   }
   def = x.getDefiningOp();
   if (def && isa<MulOp, DivOp>(def)) {
@@ -164,16 +206,36 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
     return fail("the raw scores have another consumer");
   chain.push_back(qk);
 
-  site.q = qk.getLhs();
-  Value kt = qk.getRhs();
+  // sqrt(scale) applied to Q and to K (PyTorch's SDPA export).
+  auto stripScale = [&](Value v) {
+    auto mul = v.getDefiningOp<MulOp>();
+    if (!mul || !v.hasOneUse())
+      return v;
+    for (unsigned i = 0; i < 2; ++i)
+      if (std::optional<double> c = scalarConstant(mul->getOperand(i))) {
+        site.scale *= *c;
+        chain.push_back(mul);
+        return mul->getOperand(1 - i);
+      }
+    return v;
+  };
+  site.q = stripScale(qk.getLhs());
+  Value kt = stripScale(qk.getRhs());
   if (auto t = kt.getDefiningOp<TransposeOp>();
       t && swapsLastTwo(t.getPerm())) {
-    site.k = t.getInput();
+    site.k = stripScale(t.getInput());
   } else {
     site.k = kt;
     site.kTransposed = true;
   }
   site.v = pv.getRhs();
+  // K/V repeated for grouped-query heads (Unsqueeze, Expand, Reshape: head
+  // h reads KV head h / g) are read unrepeated.
+  Value k = repeatedKv(site.k), v = repeatedKv(site.v);
+  if (k && v && !site.kTransposed) {
+    site.k = k;
+    site.v = v;
+  }
   if (rankOf(site.q) != 4 || rankOf(site.k) != 4 || rankOf(site.v) != 4)
     return fail("Q, K and V are not all 4-D");
   auto dim = [](Value v, int64_t i) {
@@ -247,6 +309,15 @@ struct FuseAttentionPass
       }
       fused.push_back(llvm::json::Object{{"nodes", std::move(nodes)}});
     }
+    // The replaced chains (and repeats or transposes only they read) are
+    // dead now.
+    if (!fused.empty()) {
+      SmallVector<Operation *> ops;
+      module.walk([&](Operation *op) { ops.push_back(op); });
+      for (Operation *op : llvm::reverse(ops))
+        if (isOpTriviallyDead(op))
+          rewriter.eraseOp(op);
+    }
     if (reportFile.empty())
       return;
     llvm::errs() << "mp-fuse-attention: fused " << fused.size()
@@ -275,12 +346,15 @@ struct FuseAttentionPass
     for (Operation *op : site.ops)
       locs.push_back(op->getLoc());
     Location loc = rewriter.getFusedLoc(locs);
+    Value mask = site.mask;
+    if (site.invertMask)
+      mask = NotOp::create(rewriter, loc, mask);
     Value k = site.k;
     if (site.kTransposed)
       k = TransposeOp::create(rewriter, loc, k,
                               rewriter.getDenseI64ArrayAttr({0, 1, 3, 2}));
     auto attention = AttentionOp::create(
-        rewriter, loc, site.q, k, site.v, site.mask, Value(), Value(), Value(),
+        rewriter, loc, site.q, k, site.v, mask, Value(), Value(), Value(),
         rewriter.getBoolAttr(false), rewriter.getI64IntegerAttr(0),
         rewriter.getI64IntegerAttr(0), rewriter.getI64IntegerAttr(0),
         rewriter.getF32FloatAttr(site.scale), rewriter.getF32FloatAttr(0),
@@ -290,18 +364,11 @@ struct FuseAttentionPass
       rewriter.eraseOp(attention);
       if (site.kTransposed)
         rewriter.eraseOp(k.getDefiningOp());
+      if (site.invertMask)
+        rewriter.eraseOp(mask.getDefiningOp());
       return false;
     }
-    Operation *transpose =
-        site.kTransposed ? nullptr : site.ops.front()->getOperand(1).getDefiningOp();
     rewriter.replaceOp(pv, attention.getOutput());
-    // The rest of the chain is now dead; erase it, consumers first, and
-    // K's transpose when nothing else reads it.
-    for (Operation *op : llvm::reverse(site.ops))
-      if (op != pv.getOperation() && op->use_empty())
-        rewriter.eraseOp(op);
-    if (transpose && transpose->use_empty())
-      rewriter.eraseOp(transpose);
     return true;
   }
 };

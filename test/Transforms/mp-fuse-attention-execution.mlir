@@ -9,7 +9,7 @@
 // RUN:   mlir-runner -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
 // RUN: mp-opt %s --mp-fuse-attention | FileCheck %s --check-prefix=FUSED
-// FUSED: mp.attention
+// FUSED-COUNT-2: mp.attention
 // FUSED-NOT: mp.softmax
 
 func.func private @printMemrefF32(tensor<*xf32>)
@@ -40,3 +40,51 @@ func.func @main() {
 // CHECK-NEXT: [0.0334967, 0.412867, -0.367243, -0.257342]],
 // CHECK-NEXT: {{\[\[}}-0.0366005, 0.0426291, 0.210572, 0.556033],
 // CHECK-NEXT: [0.107514, 0.0336979, -0.095035, 0.464519]]]]
+
+// The SDPA export form: sqrt(scale) on Q and K^T, masked_fill, two KV heads
+// repeated for four query heads. numpy (float64, np.repeat of the heads):
+//   [[0.501485, -0.414719, -0.418987, -0.251524], [0.421849, -0.366239, -0.079048, -0.485364]],
+//   [[0.507383, -0.364855, -0.353573, -0.207021], [0.422821, -0.335613, -0.030294, -0.466634]],
+//   [[-0.016168, -0.142754, -0.262003, 0.469419], [0.220052, 0.00237, -0.157156, 0.332043]],
+//   [[-0.044309, -0.232683, -0.320732, 0.510407], [0.170101, -0.042163, -0.18814, 0.365786]]
+// RUN: mp-opt %s --mp-cpu-pipeline | \
+// RUN:   mlir-runner -e gqa -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=GQA
+// RUN: mp-opt %s --mp-fuse-attention --mp-cpu-pipeline | \
+// RUN:   mlir-runner -e gqa -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=GQA
+func.func @gqa() {
+  %q = arith.constant dense<[[[[0.74, -0.43, 0.21, 0.56], [0.43, 0.83, 0.72, 0.84]], [[-0.95, -0.13, -0.03, -0.87], [-0.99, 0.66, 0.97, 0.57]], [[-0.37, 0.41, -0.4, 0.48], [-0.44, 0.57, 0.98, 0.97]], [[0.77, 0.83, 0.42, 0.11], [0.85, -0.82, -0.26, 0.21]]]]> : tensor<1x4x2x4xf32>
+  %k = arith.constant dense<[[[[-0.04, 0.59, -0.61, -0.88], [-0.75, 0.93, -0.73, -0.55], [-0.25, 0.25, 0.56, -0.84]], [[0.86, 0.53, -0.36, -0.62], [0.19, 0.19, -0.47, -0.66], [0.53, 0.35, 0.6, -0.56]]]]> : tensor<1x2x3x4xf32>
+  %v = arith.constant dense<[[[[0.45, -0.85, -0.99, -0.64], [0.56, 0.08, 0.23, 0.19], [0.27, -0.35, 0.44, -0.97]], [[-0.25, -0.89, -0.75, 0.81], [0.21, 0.58, 0.21, 0.14], [0.59, 0.25, 0.02, 0.11]]]]> : tensor<1x2x3x4xf32>
+  %drop = arith.constant dense<[[[[false, false, true], [false, false, false]]]]> : tensor<1x1x2x3xi1>
+  %shape5 = mp.constant dense<[1, 2, 2, 3, 4]> : tensor<5xi64>
+  %shape4 = mp.constant dense<[1, 4, 3, 4]> : tensor<4xi64>
+  %ku = mp.unsqueeze %k {axes = array<i64: 2>} : tensor<1x2x3x4xf32> -> tensor<1x2x1x3x4xf32>
+  %ke = mp.expand %ku, %shape5 : (tensor<1x2x1x3x4xf32>, tensor<5xi64>) -> tensor<1x2x2x3x4xf32>
+  %kr = mp.reshape %ke, %shape4 : (tensor<1x2x2x3x4xf32>, tensor<4xi64>) -> tensor<1x4x3x4xf32>
+  %vu = mp.unsqueeze %v {axes = array<i64: 2>} : tensor<1x2x3x4xf32> -> tensor<1x2x1x3x4xf32>
+  %ve = mp.expand %vu, %shape5 : (tensor<1x2x1x3x4xf32>, tensor<5xi64>) -> tensor<1x2x2x3x4xf32>
+  %vr = mp.reshape %ve, %shape4 : (tensor<1x2x2x3x4xf32>, tensor<4xi64>) -> tensor<1x4x3x4xf32>
+  %half = mp.constant dense<0.5> : tensor<f32>
+  %qs = mp.mul %q, %half : (tensor<1x4x2x4xf32>, tensor<f32>) -> tensor<1x4x2x4xf32>
+  %kt = mp.transpose %kr {perm = array<i64: 0, 1, 3, 2>} : tensor<1x4x3x4xf32> -> tensor<1x4x4x3xf32>
+  %ks = mp.mul %kt, %half : (tensor<1x4x4x3xf32>, tensor<f32>) -> tensor<1x4x4x3xf32>
+  %s = mp.matmul %qs, %ks : (tensor<1x4x2x4xf32>, tensor<1x4x4x3xf32>) -> tensor<1x4x2x3xf32>
+  %ninf = mp.constant dense<0xFF800000> : tensor<f32>
+  %w = mp.where %drop, %ninf, %s : (tensor<1x1x2x3xi1>, tensor<f32>, tensor<1x4x2x3xf32>) -> tensor<1x4x2x3xf32>
+  %p = mp.softmax %w {axes = array<i64: 3>} : tensor<1x4x2x3xf32>
+  %o = mp.matmul %p, %vr : (tensor<1x4x2x3xf32>, tensor<1x4x3x4xf32>) -> tensor<1x4x2x4xf32>
+  %u = tensor.cast %o : tensor<1x4x2x4xf32> to tensor<*xf32>
+  call @printMemrefF32(%u) : (tensor<*xf32>) -> ()
+  return
+}
+// GQA: sizes = [1, 4, 2, 4]
+// GQA-NEXT: {{\[\[\[\[}}0.501485, -0.414719, -0.418987, -0.251524],
+// GQA-NEXT: [0.421849, -0.366239, -0.0790475, -0.485364]],
+// GQA-NEXT: {{\[\[}}0.507383, -0.364855, -0.353573, -0.207021],
+// GQA-NEXT: [0.422821, -0.335613, -0.0302936, -0.466634]],
+// GQA-NEXT: {{\[\[}}-0.016168, -0.142754, -0.262003, 0.469419],
+// GQA-NEXT: [0.220052, 0.00236993, -0.157156, 0.332043]],
+// GQA-NEXT: {{\[\[}}-0.044309, -0.232683, -0.320732, 0.510407],
+// GQA-NEXT: [0.170101, -0.0421629, -0.18814, 0.365786]]]]

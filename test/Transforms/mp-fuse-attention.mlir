@@ -59,6 +59,39 @@ func.func @where_mask_mqa(%q: tensor<1x4x2x8xf32>, %k: tensor<1x1x6x8xf32>, %v: 
 
 // -----
 
+// PyTorch's SDPA export: sqrt(scale) on Q and on K^T, a masked_fill mask
+// (Where(drop, -inf, scores)), and K/V repeated for grouped-query heads
+// (Unsqueeze, Expand, Reshape): the fused op reads the two KV heads
+// directly, keeps Not(drop), and scale = 0.5 * 0.5.
+// CHECK-LABEL: func.func @sdpa_gqa(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x4x3x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x3x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x3x8xf32>, %[[DROP:[a-z0-9]+]]: tensor<1x1x3x3xi1>
+// CHECK: %[[KEEP:.+]] = mp.not %[[DROP]]
+// CHECK: mp.attention %[[Q]], %[[K]], %[[V]] mask %[[KEEP]] {scale = 2.500000e-01 : f32} : (tensor<1x4x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x1x3x3xi1>)
+// CHECK-NOT: mp.expand
+// CHECK-NOT: mp.softmax
+func.func @sdpa_gqa(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>, %drop: tensor<1x1x3x3xi1>) -> tensor<1x4x3x8xf32> {
+  %shape5 = mp.constant dense<[1, 2, 2, 3, 8]> : tensor<5xi64>
+  %shape4 = mp.constant dense<[1, 4, 3, 8]> : tensor<4xi64>
+  %ku = mp.unsqueeze %k {axes = array<i64: 2>} : tensor<1x2x3x8xf32> -> tensor<1x2x1x3x8xf32>
+  %ke = mp.expand %ku, %shape5 : (tensor<1x2x1x3x8xf32>, tensor<5xi64>) -> tensor<1x2x2x3x8xf32>
+  %kr = mp.reshape %ke, %shape4 : (tensor<1x2x2x3x8xf32>, tensor<4xi64>) -> tensor<1x4x3x8xf32>
+  %vu = mp.unsqueeze %v {axes = array<i64: 2>} : tensor<1x2x3x8xf32> -> tensor<1x2x1x3x8xf32>
+  %ve = mp.expand %vu, %shape5 : (tensor<1x2x1x3x8xf32>, tensor<5xi64>) -> tensor<1x2x2x3x8xf32>
+  %vr = mp.reshape %ve, %shape4 : (tensor<1x2x2x3x8xf32>, tensor<4xi64>) -> tensor<1x4x3x8xf32>
+  %half = mp.constant dense<0.5> : tensor<f32>
+  %qs = mp.mul %q, %half : (tensor<1x4x3x8xf32>, tensor<f32>) -> tensor<1x4x3x8xf32>
+  %kt = mp.transpose %kr {perm = array<i64: 0, 1, 3, 2>} : tensor<1x4x3x8xf32> -> tensor<1x4x8x3xf32>
+  %ks = mp.mul %kt, %half : (tensor<1x4x8x3xf32>, tensor<f32>) -> tensor<1x4x8x3xf32>
+  %s = mp.matmul %qs, %ks : (tensor<1x4x3x8xf32>, tensor<1x4x8x3xf32>) -> tensor<1x4x3x3xf32>
+  %ninf = mp.constant dense<0xFF800000> : tensor<f32>
+  %w = mp.where %drop, %ninf, %s : (tensor<1x1x3x3xi1>, tensor<f32>, tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %p = mp.softmax %w {axes = array<i64: 3>} : tensor<1x4x3x3xf32>
+  %o = mp.matmul %p, %vr : (tensor<1x4x3x3xf32>, tensor<1x4x3x8xf32>) -> tensor<1x4x3x8xf32>
+  return %o : tensor<1x4x3x8xf32>
+}
+
+// -----
+
 // Near miss: softmax over the queries, not the keys.
 // CHECK-LABEL: func.func @softmax_axis(
 // CHECK-NOT: mp.attention
@@ -135,9 +168,9 @@ func.func @classifier(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
 }
 
 
-// The whole file as one module: three sites fuse, five are near misses,
+// The whole file as one module: four sites fuse, five are near misses,
 // each with its reason, named by its ONNX node (or location).
-// SUMMARY: mp-fuse-attention: fused 3 attention site(s), 5 near miss(es)
+// SUMMARY: mp-fuse-attention: fused 4 attention site(s), 5 near miss(es)
 // REPORT:      "fused": [
 // REPORT:        "nodes": [
 // REPORT-NEXT:     "qk",
