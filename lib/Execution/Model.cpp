@@ -251,9 +251,12 @@ CpuRunner *Model::variantFor(ArrayRef<HostTensor> inputs) {
   firstImport = nullptr;
   if (!module)
     return nullptr;
-  if (options.mixed) {
+  if (options.fuseAttention || options.mixed) {
     PassManager pm(ctx, ModuleOp::getOperationName());
-    buildMixedPrecisionPipeline(pm, options.policyFile, "", false, 1);
+    if (options.fuseAttention)
+      pm.addPass(createFuseAttention());
+    if (options.mixed)
+      buildMixedPrecisionPipeline(pm, options.policyFile, "", false, 1);
     if (failed(pm.run(*module)))
       return nullptr;
   }

@@ -19,6 +19,14 @@
 // TTS-NEXT: present_key_1 f32[2, 4, 6, 32] {{.*}} PASS
 // TTS-NEXT: present_value_1 f32[2, 4, 6, 32] {{.*}} PASS
 // TTS-EMPTY:
+// With its attention fused (4 sites), fp32 and mixed precision, it still
+// matches onnxruntime at the same tolerances.
+// RUN: mp-run %examples/tts_decoder/model.onnx --fuse-attention \
+// RUN:   --compare %examples/tts_decoder/test_data_set_0 \
+// RUN:   | FileCheck %s --check-prefix=TTS --implicit-check-not=FAIL
+// RUN: mp-run %examples/tts_decoder/model.onnx --fuse-attention --precision mixed \
+// RUN:   --compare %examples/tts_decoder/test_data_set_0 \
+// RUN:   | FileCheck %s --check-prefix=TTS --implicit-check-not=FAIL
 
 // --output-dir writes every output as NAME.npy.
 // RUN: rm -rf %t && mp-run %examples/tts_decoder/model.onnx \

@@ -2,7 +2,8 @@
 //
 //   mp-run model.onnx [--input NAME=file.npy|.pb ...] [--compare DIR]
 //          [--input-shape NAME=1x16 ...] [--generate-inputs]
-//          [--precision fp32|mixed] [--policy FILE] [--output-dir DIR]
+//          [--precision fp32|mixed] [--policy FILE] [--fuse-attention]
+//          [--output-dir DIR]
 //          [--rtol R] [--atol A] [--repeat N]
 //   mp-run --test-dir DIR [--precision ...] [--rtol R] [--atol A]
 //
@@ -74,6 +75,10 @@ static cl::opt<double> atolOpt("atol", cl::init(-1),
                                cl::desc("absolute tolerance (default 1e-5 "
                                         "for fp32, 1e-2 for fp16 outputs or "
                                         "--precision mixed)"));
+static cl::opt<bool> fuseAttention(
+    "fuse-attention",
+    cl::desc("replace decomposed attention with mp.attention first "
+             "(mp-fuse-attention)"));
 static cl::opt<unsigned>
     repeat("repeat", cl::init(0),
            cl::desc("run N more times and print the compile and run times"));
@@ -174,6 +179,7 @@ int main(int argc, char **argv) {
   mp::ModelOptions options;
   options.mixed = mixed;
   options.policyFile = policyFile;
+  options.fuseAttention = fuseAttention;
   std::unique_ptr<mp::Model> model = mp::Model::load(&ctx, modelPath, options);
   if (!model || !model->nameInputs(inputs))
     return 1;

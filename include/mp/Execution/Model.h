@@ -31,6 +31,9 @@ struct ModelOptions {
   bool mixed = false;
   /// A precision policy JSON file; only with `mixed`.
   std::string policyFile;
+  /// Replace decomposed attention with mp.attention (mp-fuse-attention)
+  /// before assigning precision.
+  bool fuseAttention = false;
 };
 
 /// A graph input or output as the model declares it: dynamic dims are
