@@ -57,6 +57,9 @@ void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams) {
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // Loops may carry fresh tensors (streaming attention's running max, sum
+  // and accumulator); the deallocation pipeline frees the old ones.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // Loops that only forward a buffer fold away and identical subviews
   // merge, so self-copies of in-place tiles vanish and results are seen

@@ -5,3 +5,21 @@ from pathlib import Path
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 if str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))
+
+
+def run_mp_and_onnxruntime(tmp_path, model, feeds):
+    """Saves `model`, runs it with mp (fp32) and onnxruntime's CPU provider on
+    `feeds`; returns (mp's {name: array}, onnxruntime's list). Skips when
+    libMPCAPI.so or onnxruntime is missing."""
+    import onnx
+    import pytest
+
+    import mp
+    ort = pytest.importorskip("onnxruntime")
+    if not mp.library_path().is_file():
+        pytest.skip(f"libMPCAPI.so is not built ({mp.library_path()})")
+    path = tmp_path / "model.onnx"
+    onnx.save(model, str(path))
+    got = mp.compile(path).run(feeds)
+    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+    return got, want

@@ -8,13 +8,10 @@ cache's shape, so mp compiles it in; seqlens_k stays a run-time input."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper
 
-import mp
-
-ort = pytest.importorskip("onnxruntime")
+from conftest import run_mp_and_onnxruntime
 
 N, KV, MAX_POS = 4, 2, 64
 
@@ -73,13 +70,8 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_group_query_attention_matches_onnxruntime(tmp_path, case):
-    if not mp.library_path().is_file():
-        pytest.skip(f"libMPCAPI.so is not built ({mp.library_path()})")
     model, feeds = _model(**CASES[case])
-    path = tmp_path / "gqa.onnx"
-    onnx.save(model, str(path))
-    got = mp.compile(path).run(feeds)
-    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
+    got, want = run_mp_and_onnxruntime(tmp_path, model, feeds)
     np.testing.assert_allclose(got["out"], want[0], rtol=1e-5, atol=1e-5, err_msg=case)
     # The caches agree on every valid position (past the last one
     # onnxruntime leaves the buffer as it was allocated).

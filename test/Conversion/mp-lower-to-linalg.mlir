@@ -98,3 +98,20 @@ func.func @gqa_decode(%q: tensor<1x1x32xf32>, %k: tensor<1x1x16xf32>, %v: tensor
   %0:3 = mp.ms.group_query_attention %q key %k value %v past_key %pk past_value %pv seqlens_k %sl total %t {num_heads = 4 : i64, kv_num_heads = 2 : i64} : (tensor<1x1x32xf32>, tensor<1x1x16xf32>, tensor<1x1x16xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1xi32>, tensor<i32>) -> (tensor<1x1x32xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x8xf32>)
   return %0#0, %0#1, %0#2 : tensor<1x1x32xf32>, tensor<1x2x7x8xf32>, tensor<1x2x7x8xf32>
 }
+
+// -----
+
+// 600 keys stream: two blocks of 256 in a loop carrying the running max,
+// sum and output accumulator, then one block of the 88 left; no [.., 600]
+// score tensor is built.
+// CHECK-LABEL: func.func @attention_streaming(
+// CHECK: %[[LOOP:.+]]:3 = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<1x4x1xf32>, tensor<1x4x1xf32>, tensor<1x4x1x16xf32>)
+// CHECK: tensor.extract_slice %{{.+}} [1, 2, 256, 16]
+// CHECK: math.exp
+// CHECK: scf.yield
+// CHECK: tensor.extract_slice %{{.+}}[0, 0, %{{.+}}, 0] [1, 2, 88, 16]
+// CHECK-NOT: tensor<1x4x1x600xf32>
+func.func @attention_streaming(%q: tensor<1x4x1x16xf32>, %k: tensor<1x2x600x16xf32>, %v: tensor<1x2x600x16xf32>) -> tensor<1x4x1x16xf32> {
+  %o, %pk, %pv, %qk = mp.attention %q, %k, %v : (tensor<1x4x1x16xf32>, tensor<1x2x600x16xf32>, tensor<1x2x600x16xf32>) -> (tensor<1x4x1x16xf32>, tensor<1x2x600x16xf32>, tensor<1x2x600x16xf32>, tensor<1x4x1x600xf32>)
+  return %o : tensor<1x4x1x16xf32>
+}

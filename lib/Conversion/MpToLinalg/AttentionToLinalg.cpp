@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -90,34 +91,25 @@ struct MaskSpec {
   int64_t qkOutputMode = 0;
 };
 
-/// Scaled dot-product attention on 4-D q [B,Hq,S,D], k [B,Hkv,T,D],
-/// v [B,Hkv,T,Dv] -> [B,Hq,S,Dv] of q's element type, with f32 scores.
-/// Also returns the scores at the stage `m.qkOutputMode` names. The order is
-/// ONNX Attention's reference: scale, soft cap, masks, softmax.
-std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
-                               Value v, double scale, const MaskSpec &m) {
+/// Scale and soft cap (before the masks, so that -inf stays -inf), then
+/// the masks and the causal rule, on f32 scores [b, h, s, t]. Key t is
+/// `keyOffset` + the t index when the scores are one block of the keys (the
+/// masks are then already that block's slices). Returns the scaled and
+/// capped scores and the masked ones.
+std::pair<Value, Value> scaleAndMask(OpBuilder &b, Location loc, Value scores,
+                                     double scale, const MaskSpec &m,
+                                     Value keyOffset) {
   MLIRContext *ctx = b.getContext();
-  auto qt = typeOf(q), kt = typeOf(k), vt = typeOf(v);
-  int64_t B = qt.getDimSize(0), Hq = qt.getDimSize(1), S = qt.getDimSize(2);
-  int64_t T = kt.getDimSize(2), Dv = vt.getDimSize(3);
-  int64_t group = Hq / kt.getDimSize(1);
-  Type f32 = b.getF32Type(), elt = qt.getElementType();
+  auto scoresType = cast<RankedTensorType>(scores.getType());
+  Type f32 = b.getF32Type();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  AffineExpr kvHead = d(1).floorDiv(group);
-
-  // scores[b, h, s, t] = sum_d q[b, h, s, d] * k[b, h / g, t, d]
-  auto scoresType = RankedTensorType::get({B, Hq, S, T}, f32);
-  // Both contractions use the dims (b, h, s, t|e, d|t) of contract().
-  auto contraction = [&](RankedTensorType outType, Value lhs, AffineMap lm,
-                         Value rhs, AffineMap rm) {
-    return contract(b, loc, outType, lhs, lm, rhs, rm, f32);
-  };
-  Value scores = contraction(
-      scoresType, q, AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx), k,
-      AffineMap::get(5, 0, {d(0), kvHead, d(3), d(4)}, ctx));
-
   // Scale and soft cap (before the masks, so that -inf stays -inf), then
   // masks and the causal rule.
+  // Key t of this block, as an index.
+  auto keyIndex = [&](OpBuilder &nb, Location l) -> Value {
+    Value t = linalg::IndexOp::create(nb, l, 3);
+    return keyOffset ? Value(arith::AddIOp::create(nb, l, t, keyOffset)) : t;
+  };
   Value capped = parallelGeneric(
       b, loc, scoresType, scores, {b.getMultiDimIdentityMap(4)},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -167,8 +159,8 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                                       scalarConst(nb, l, f32, m.fill), v);
         }
         if (m.kvLength) {
-          Value t = arith::IndexCastOp::create(
-              nb, l, a[i].getType(), linalg::IndexOp::create(nb, l, 3));
+          Value t = arith::IndexCastOp::create(nb, l, a[i].getType(),
+                                               keyIndex(nb, l));
           Value beyond = arith::CmpIOp::create(
               nb, l, arith::CmpIPredicate::sge, t, a[i++]);
           v = arith::SelectOp::create(nb, l, beyond, negInf, v);
@@ -177,7 +169,7 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
           // Query s (after `causalOffset` cached positions) sees keys up to
           // its own position.
           Value s = linalg::IndexOp::create(nb, l, 2);
-          Value t = linalg::IndexOp::create(nb, l, 3);
+          Value t = keyIndex(nb, l);
           Value limit = arith::AddIOp::create(
               nb, l, s, arith::ConstantIndexOp::create(nb, l, m.causalOffset));
           Value future = arith::CmpIOp::create(
@@ -186,6 +178,188 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
         }
         return v;
       });
+  return {capped, masked};
+}
+
+/// Sizes of attention on q [B, Hq, S, D], k [B, Hkv, T, D], v [B, Hkv, T,
+/// Dv], and the input maps of its two contractions over contract()'s dims
+/// (b, h, s, t|e, d|t): query head h reads KV head h / (Hq / Hkv).
+struct AttentionShape {
+  int64_t B, Hq, S, T, Dv;
+  AffineMap qMap, kMap, vMap;
+  AttentionShape(Value q, Value k, Value v) {
+    auto qt = typeOf(q), kt = typeOf(k), vt = typeOf(v);
+    B = qt.getDimSize(0), Hq = qt.getDimSize(1), S = qt.getDimSize(2);
+    T = kt.getDimSize(2), Dv = vt.getDimSize(3);
+    MLIRContext *ctx = q.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    AffineExpr kvHead = d(1).floorDiv(Hq / kt.getDimSize(1));
+    qMap = AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx);
+    kMap = AffineMap::get(5, 0, {d(0), kvHead, d(3), d(4)}, ctx);
+    vMap = AffineMap::get(5, 0, {d(0), kvHead, d(4), d(3)}, ctx);
+  }
+};
+
+/// Keys per block of the streaming attention.
+constexpr int64_t kKeyBlock = 256;
+
+/// Attention as attend() computes it, without the [S, T] score matrix:
+/// keys in blocks of `block` (and one shorter block for the rest) with an
+/// online softmax (flash attention): per
+/// query a running maximum m, a running sum l of exp(s - m) and an output
+/// accumulator, both rescaled by exp(m_old - m_new) when the maximum grows.
+Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
+                      double scale, const MaskSpec &m, int64_t block) {
+  MLIRContext *ctx = b.getContext();
+  AttentionShape a(q, k, v);
+  int64_t B = a.B, Hq = a.Hq, S = a.S, T = a.T, Dv = a.Dv;
+  Type f32 = b.getF32Type(), elt = typeOf(q).getElementType();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto rowType = RankedTensorType::get({B, Hq, S}, f32);
+  auto accType = RankedTensorType::get({B, Hq, S, Dv}, f32);
+  auto filled = [&](RankedTensorType t, double value) -> Value {
+    Value empty = tensor::EmptyOp::create(b, loc, t.getShape(), f32);
+    return linalg::FillOp::create(b, loc, scalarConst(b, loc, f32, value),
+                                  empty)
+        .getResult(0);
+  };
+  SmallVector<int64_t> lastAxis = {3};
+  // One block of `size` keys from t0: the new (max, sum, accumulator).
+  auto step = [&](OpBuilder &nb, Location l, Value t0, int64_t size,
+                  ValueRange iter) -> SmallVector<Value> {
+        auto blockType = RankedTensorType::get({B, Hq, S, size}, f32);
+        // [t0, t0 + block) along `axis`.
+        auto slice = [&](Value x, int64_t axis) -> Value {
+          auto xt = typeOf(x);
+          SmallVector<OpFoldResult> offsets(xt.getRank(), nb.getIndexAttr(0));
+          SmallVector<OpFoldResult> sizes, strides(xt.getRank(),
+                                                   nb.getIndexAttr(1));
+          for (int64_t size : xt.getShape())
+            sizes.push_back(nb.getIndexAttr(size));
+          offsets[axis] = t0;
+          sizes[axis] = nb.getIndexAttr(size);
+          return tensor::ExtractSliceOp::create(nb, l, x, offsets, sizes,
+                                                strides);
+        };
+        auto keysOf = [&](Value mask) -> Value {
+          if (!mask || typeOf(mask).getShape().back() != T)
+            return mask; // broadcast over the keys
+          return slice(mask, typeOf(mask).getRank() - 1);
+        };
+        MaskSpec mb = m;
+        mb.additive = keysOf(m.additive);
+        mb.keep = keysOf(m.keep);
+        mb.keyPadding = keysOf(m.keyPadding);
+        Value scores = contract(
+            nb, l, blockType, q,
+            a.qMap, slice(k, 2), a.kMap, f32);
+        Value masked = scaleAndMask(nb, l, scores, scale, mb, t0).second;
+        auto isNegInf = [&](OpBuilder &ib, Location il, Value x) -> Value {
+          return arith::CmpFOp::create(ib, il, arith::CmpFPredicate::OEQ, x,
+                                       scalarConst(ib, il, f32, -INFINITY));
+        };
+        // exp(x - max), 0 while the maximum is -inf (nothing seen yet).
+        auto shiftedExp = [&](OpBuilder &ib, Location il, Value x,
+                              Value max) -> Value {
+          Value e = math::ExpOp::create(ib, il,
+                                        arith::SubFOp::create(ib, il, x, max));
+          return arith::SelectOp::create(ib, il, isNegInf(ib, il, max),
+                                         scalarConst(ib, il, f32, 0), e);
+        };
+        Value blockMax = reduce(
+            nb, l, masked, lastAxis, f32, -INFINITY,
+            [](OpBuilder &ib, Location il, Value x, Value acc) -> Value {
+              return arith::MaximumFOp::create(ib, il, x, acc);
+            });
+        Value maxNew = elementwise(
+            nb, l, rowType, {iter[0], blockMax},
+            [](OpBuilder &ib, Location il, ValueRange a) -> Value {
+              return arith::MaximumFOp::create(ib, il, a[0], a[1]);
+            });
+        Value p = withStat(nb, l, blockType, masked, maxNew, lastAxis,
+                           [&](OpBuilder &ib, Location il, ValueRange a) {
+                             return shiftedExp(ib, il, a[0], a[1]);
+                           });
+        // alpha = exp(m_old - m_new): 0 when m_old is -inf (l and the
+        // accumulator are still 0 then).
+        Value alpha = elementwise(
+            nb, l, rowType, {iter[0], maxNew},
+            [&](OpBuilder &ib, Location il, ValueRange a) -> Value {
+              Value e = shiftedExp(ib, il, a[0], a[1]);
+              return arith::SelectOp::create(ib, il, isNegInf(ib, il, a[0]),
+                                             scalarConst(ib, il, f32, 0), e);
+            });
+        Value blockSum = reduce(
+            nb, l, p, lastAxis, f32, 0,
+            [](OpBuilder &ib, Location il, Value x, Value acc) -> Value {
+              return arith::AddFOp::create(ib, il, x, acc);
+            });
+        Value sumNew = elementwise(
+            nb, l, rowType, {iter[1], alpha, blockSum},
+            [](OpBuilder &ib, Location il, ValueRange a) -> Value {
+              return arith::AddFOp::create(
+                  ib, il, arith::MulFOp::create(ib, il, a[0], a[1]), a[2]);
+            });
+        Value pv = contract(
+            nb, l, accType, p,
+            a.qMap, slice(v, 2), a.vMap, f32);
+        Value accNew = parallelGeneric(
+            nb, l, accType, ValueRange{iter[2], alpha, pv},
+            {nb.getMultiDimIdentityMap(4),
+             AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx),
+             nb.getMultiDimIdentityMap(4)},
+            [](OpBuilder &ib, Location il, ValueRange a) -> Value {
+              return arith::AddFOp::create(
+                  ib, il, arith::MulFOp::create(ib, il, a[0], a[1]), a[2]);
+            });
+        return {maxNew, sumNew, accNew};
+  };
+  int64_t full = T / block * block;
+  auto loop = scf::ForOp::create(
+      b, loc, indexConst(b, loc, 0), indexConst(b, loc, full),
+      indexConst(b, loc, block),
+      ValueRange{filled(rowType, -INFINITY), filled(rowType, 0),
+                 filled(accType, 0)},
+      [&](OpBuilder &nb, Location l, Value t0, ValueRange iter) {
+        scf::YieldOp::create(nb, l, step(nb, l, t0, block, iter));
+      });
+  SmallVector<Value> state(loop.getResults());
+  // The keys after the last full block (a decode step's new token).
+  if (T > full)
+    state = step(b, loc, indexConst(b, loc, full), T - full, state);
+  return withStat(b, loc, RankedTensorType::get({B, Hq, S, Dv}, elt),
+                  state[2], state[1], lastAxis,
+                  [&](OpBuilder &ib, Location il, ValueRange a) {
+                    return castScalar(
+                        ib, il, arith::DivFOp::create(ib, il, a[0], a[1]),
+                        elt);
+                  });
+}
+
+/// Scaled dot-product attention on 4-D q [B,Hq,S,D], k [B,Hkv,T,D],
+/// v [B,Hkv,T,Dv] -> [B,Hq,S,Dv] of q's element type, with f32 scores.
+/// Also returns the scores at the stage `m.qkOutputMode` names. The order is
+/// ONNX Attention's reference: scale, soft cap, masks, softmax.
+std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
+                               Value v, double scale, const MaskSpec &m,
+                               bool needScores = false) {
+  AttentionShape a(q, k, v);
+  int64_t B = a.B, Hq = a.Hq, S = a.S, T = a.T, Dv = a.Dv;
+  Type f32 = b.getF32Type(), elt = typeOf(q).getElementType();
+  // Long caches stream: the scores exist one block of keys at a time.
+  if (!needScores && T >= 2 * kKeyBlock)
+    return {attendStreaming(b, loc, q, k, v, scale, m, kKeyBlock), Value()};
+
+  // scores[b, h, s, t] = sum_d q[b, h, s, d] * k[b, h / g, t, d]
+  auto scoresType = RankedTensorType::get({B, Hq, S, T}, f32);
+  // Both contractions use the dims (b, h, s, t|e, d|t) of contract().
+  auto contraction = [&](RankedTensorType outType, Value lhs, AffineMap lm,
+                         Value rhs, AffineMap rm) {
+    return contract(b, loc, outType, lhs, lm, rhs, rm, f32);
+  };
+  Value scores = contraction(scoresType, q, a.qMap, k, a.kMap);
+
+  auto [capped, masked] = scaleAndMask(b, loc, scores, scale, m, Value());
   // Softmax over t in f32.
   SmallVector<int64_t> axis = {3};
   SoftmaxParts parts = softmaxParts(b, loc, masked, axis, f32);
@@ -196,9 +370,7 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
 
   // out[b, h, s, e] = sum_t p[b, h, s, t] * v[b, h / g, t, e]
   auto outType = RankedTensorType::get({B, Hq, S, Dv}, f32);
-  Value out = contraction(
-      outType, p, AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx), v,
-      AffineMap::get(5, 0, {d(0), kvHead, d(4), d(3)}, ctx));
+  Value out = contraction(outType, p, a.qMap, v, a.vMap);
   Value cast = elementwise(b, loc, RankedTensorType::get({B, Hq, S, Dv}, elt),
                            out, [&](OpBuilder &nb, Location l, ValueRange a) {
                              return castScalar(nb, l, a[0], elt);
@@ -275,15 +447,28 @@ struct AttentionLowering : public OpRewritePattern<AttentionOp> {
     m.softcap = op.getSoftcap().convertToDouble();
     m.kvLength = op.getNonpadKvSeqlen();
     m.qkOutputMode = op.getQkMatmulOutputMode();
-    auto [out, scores] = attend(rewriter, loc, q, pk, pv, scale, m);
+    bool needScores = !op.getQkMatmulOutput().use_empty();
+    auto [out, scores] = attend(rewriter, loc, q, pk, pv, scale, m, needScores);
     if (threeD)
       out = mergeHeads(rewriter, loc, out);
-    Value qk = elementwise(
-        rewriter, loc, cast<RankedTensorType>(op.getQkMatmulOutput().getType()),
-        scores, [&](OpBuilder &b, Location l, ValueRange a) {
-          return castScalar(b, l, a[0],
-                            getElementTypeOrSelf(op.getQkMatmulOutput()));
-        });
+    // Without a consumer the scores may never have existed (streaming).
+    Value qk = needScores
+                   ? elementwise(
+                         rewriter, loc,
+                         cast<RankedTensorType>(
+                             op.getQkMatmulOutput().getType()),
+                         scores,
+                         [&](OpBuilder &b, Location l, ValueRange a) {
+                           return castScalar(
+                               b, l, a[0],
+                               getElementTypeOrSelf(op.getQkMatmulOutput()));
+                         })
+                   : Value(tensor::EmptyOp::create(
+                         rewriter, loc,
+                         cast<RankedTensorType>(
+                             op.getQkMatmulOutput().getType())
+                             .getShape(),
+                         getElementTypeOrSelf(op.getQkMatmulOutput())));
     rewriter.replaceOp(op, {out, pk, pv, qk});
     return success();
   }
