@@ -110,7 +110,9 @@ HISTORY = [
     "caches joined by Concat, copied element by element) and a tenth in copies of the inputs.",
     "2026-11-30, commit a051bae (register-tiled, vectorized contractions; strided copies as "
     "loops) and the next one (inputs read in place, reassociable sums so that LLVM vectorizes "
-    "reductions): this report.",
+    "reductions): mp fp32 6.67 ms = 1.62x onnxruntime, mixed 7.52 ms = 1.82x.",
+    "2026-11-30, the buffer pool (JIT allocations reuse the previous run's memory instead of "
+    "fresh pages): this report.",
 ]
 
 

@@ -1,6 +1,7 @@
 //===- CpuRunner.cpp - JIT-compile and run an mp module on the CPU --------===//
 
 #include "mp/Execution/CpuRunner.h"
+#include "mp/Execution/BufferPool.h"
 #include "mp/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -108,7 +109,8 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
   runner->entry = ("_mlir_ciface_" + func.getName()).str();
 
   PassManager lower(ctx, ModuleOp::getOperationName());
-  buildCpuPipeline(lower, /*resultsAsOutParams=*/true);
+  buildCpuPipeline(lower, /*resultsAsOutParams=*/true,
+                   /*pooledAllocations=*/true);
   if (failed(lower.run(*module)))
     return nullptr;
 
@@ -144,6 +146,18 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
     return emitError(loc) << "JIT compilation failed: "
                           << llvm::toString(engine.takeError()),
            nullptr;
+  // Buffers come from the pool, so a run reuses the previous run's memory.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    auto bind = [&](StringRef name, auto *fn) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                                 llvm::JITSymbolFlags::Exported};
+    };
+    bind("_mlir_memref_to_llvm_alloc", &poolAlloc);
+    bind("_mlir_memref_to_llvm_aligned_alloc", &poolAlignedAlloc);
+    bind("_mlir_memref_to_llvm_free", &poolFree);
+    return symbols;
+  });
   runner->engine = std::move(*engine);
   return runner;
 }

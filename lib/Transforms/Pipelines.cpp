@@ -48,7 +48,8 @@ void mp::buildMixedPrecisionPipeline(OpPassManager &pm, StringRef policy,
   pm.addPass(createInsertCasts(casts));
 }
 
-void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams) {
+void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams,
+                          bool pooledAllocations) {
   pm.addPass(createMpToLinalg());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createOutlineKernels());
@@ -87,7 +88,9 @@ void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = pooledAllocations;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   // erf, tanh, expm1, log1p... have no LLVM intrinsic: call libm.
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertMathToLLVMPass());

@@ -25,8 +25,12 @@ void buildMixedPrecisionPipeline(mlir::OpPassManager &pm,
 /// Adds the CPU lowering: mp (static shapes) -> linalg -> bufferized loops
 /// -> LLVM dialect.
 /// With `resultsAsOutParams`, functions write their results into buffers
-/// the caller passes after the inputs (the JIT's calling convention).
-void buildCpuPipeline(mlir::OpPassManager &pm, bool resultsAsOutParams = false);
+/// the caller passes after the inputs (the JIT's calling convention). With
+/// `pooledAllocations`, buffers come from `_mlir_memref_to_llvm_alloc` and
+/// go back through `_mlir_memref_to_llvm_free`, which the caller provides
+/// (the JIT binds them to mp's buffer pool).
+void buildCpuPipeline(mlir::OpPassManager &pm, bool resultsAsOutParams = false,
+                      bool pooledAllocations = false);
 
 /// Registers the named pipelines (`mp-mixed-precision`, `mp-cpu-pipeline`).
 void registerMpPipelines();
