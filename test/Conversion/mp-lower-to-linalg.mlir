@@ -115,3 +115,22 @@ func.func @attention_streaming(%q: tensor<1x4x1x16xf32>, %k: tensor<1x2x600x16xf
   %o, %pk, %pv, %qk = mp.attention %q, %k, %v : (tensor<1x4x1x16xf32>, tensor<1x2x600x16xf32>, tensor<1x2x600x16xf32>) -> (tensor<1x4x1x16xf32>, tensor<1x2x600x16xf32>, tensor<1x2x600x16xf32>, tensor<1x4x1x600xf32>)
   return %o : tensor<1x4x1x16xf32>
 }
+
+// -----
+
+// A scalar additive mask (a score_mod adding a constant) broadcasts to
+// every score, both in the materialized and the streaming lowering.
+// CHECK-LABEL: func.func @attention_scalar_mask(
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<1x2x3x3xf32>, tensor<f32>)
+// CHECK-LABEL: func.func @attention_scalar_mask_streaming(
+// CHECK: scf.for
+func.func @attention_scalar_mask(%q: tensor<1x2x3x4xf32>, %k: tensor<1x2x3x4xf32>, %v: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
+  %m = mp.constant dense<5.000000e-01> : tensor<f32>
+  %o, %pk, %pv, %qk = mp.attention %q, %k, %v mask %m {scale = 1.0 : f32} : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<f32>) -> (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x3xf32>)
+  return %o : tensor<1x2x3x4xf32>
+}
+func.func @attention_scalar_mask_streaming(%q: tensor<1x2x1x4xf32>, %k: tensor<1x2x600x4xf32>, %v: tensor<1x2x600x4xf32>) -> tensor<1x2x1x4xf32> {
+  %m = mp.constant dense<5.000000e-01> : tensor<f32>
+  %o, %pk, %pv, %qk = mp.attention %q, %k, %v mask %m : (tensor<1x2x1x4xf32>, tensor<1x2x600x4xf32>, tensor<1x2x600x4xf32>, tensor<f32>) -> (tensor<1x2x1x4xf32>, tensor<1x2x600x4xf32>, tensor<1x2x600x4xf32>, tensor<1x2x1x600xf32>)
+  return %o : tensor<1x2x1x4xf32>
+}

@@ -127,6 +127,7 @@ static int runTestDir() {
   mp::TestTreeOptions options;
   options.model.mixed = precision == "mixed";
   options.model.policyFile = policyFile;
+  options.model.fuseAttention = fuseAttention;
   // fp32 outputs default to the ONNX backend runner's tolerances.
   options.tolerances = {rtolOpt, atolOpt, options.model.mixed, 1e-3, 1e-7};
   options.timeoutSeconds = caseTimeout;

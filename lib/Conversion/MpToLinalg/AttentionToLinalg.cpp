@@ -242,7 +242,8 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
                                                 strides);
         };
         auto keysOf = [&](Value mask) -> Value {
-          if (!mask || typeOf(mask).getShape().back() != T)
+          if (!mask || typeOf(mask).getRank() == 0 ||
+              typeOf(mask).getShape().back() != T)
             return mask; // broadcast over the keys
           return slice(mask, typeOf(mask).getRank() - 1);
         };
@@ -388,6 +389,8 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
 Value padKeys(OpBuilder &b, Location loc, Value mask, int64_t keys,
               bool isBool) {
   auto t = typeOf(mask);
+  if (t.getRank() == 0)
+    return mask; // one value for every score
   int64_t have = t.getShape().back();
   if (have == 1 || have >= keys)
     return mask;
