@@ -99,10 +99,4 @@ void poolFree(void *ptr) {
   std::free(header->raw);
 }
 
-size_t poolCachedBytes() {
-  Pool &p = pool();
-  std::lock_guard<std::mutex> lock(p.mutex);
-  return p.cachedBytes;
-}
-
 } // namespace mp

@@ -12,6 +12,7 @@
 #include "mp/Transforms/Passes.h"
 
 #include "mp/Dialect/Mp/IR/MpOps.h"
+#include "mp/Dialect/Mp/IR/MpTypeInference.h"
 #include "mp/Precision/OpInfo.h"
 
 #include "mlir/IR/Matchers.h"
@@ -50,15 +51,14 @@ struct AttentionSite {
   MatMulOp output;
 };
 
-/// The value of a single-element float constant.
+/// The value of a single-element float constant, or of a small expression
+/// over constants (a scale computed as 1 / Cast(head size)).
 std::optional<double> scalarConstant(Value v) {
-  DenseFPElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != 1)
+  std::optional<SmallVector<double>> values = getConstantFloats(v);
+  if (!values || values->size() != 1)
     return std::nullopt;
-  return (*attr.value_begin<APFloat>()).convertToDouble();
+  return values->front();
 }
-
-bool hasOneUse(Value v) { return v.hasOneUse(); }
 
 /// How the report names `op`: its ONNX node name, else its location.
 std::string siteName(Operation *op) {
@@ -154,7 +154,7 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
                                               : Value();
     if (!scores)
       return fail("the added mask is not next to the scores");
-    if (!hasOneUse(x))
+    if (!x.hasOneUse())
       return fail("the masked scores have another consumer");
     site.mask = scores == add.getLhs() ? add.getRhs() : add.getLhs();
     chain.push_back(add);
@@ -172,7 +172,7 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
       return fail("the mask fill is not a scalar constant");
     if (!std::isinf(*fill) || *fill > 0)
       return fail("the mask fill is a finite value, not -inf");
-    if (!hasOneUse(x))
+    if (!x.hasOneUse())
       return fail("the masked scores have another consumer");
     site.mask = where.getCondition();
     chain.push_back(where);
@@ -191,7 +191,7 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
       return fail("the scale is not a scalar constant");
     if (isa_and_nonnull<AddOp, WhereOp>(scores.getDefiningOp()))
       return fail("the scale comes after the mask");
-    if (!hasOneUse(x))
+    if (!x.hasOneUse())
       return fail("the scaled scores have another consumer");
     site.scale = isa<DivOp>(def) ? 1.0 / *c : *c;
     chain.push_back(def);
@@ -202,7 +202,7 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
   auto qk = dyn_cast_or_null<MatMulOp>(x.getDefiningOp());
   if (!qk)
     return fail("the scores do not come from a MatMul");
-  if (!hasOneUse(x))
+  if (!x.hasOneUse())
     return fail("the raw scores have another consumer");
   chain.push_back(qk);
 

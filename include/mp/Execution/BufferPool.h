@@ -27,9 +27,6 @@ void *poolAlignedAlloc(size_t alignment, size_t size);
 /// Returns a block from poolAlloc/poolAlignedAlloc (null is ignored).
 void poolFree(void *ptr);
 
-/// Bytes held in the pool's free lists.
-size_t poolCachedBytes();
-
 } // namespace mp
 
 #endif // MP_EXECUTION_BUFFERPOOL_H

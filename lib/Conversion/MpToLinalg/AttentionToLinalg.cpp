@@ -353,12 +353,7 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
 
   // scores[b, h, s, t] = sum_d q[b, h, s, d] * k[b, h / g, t, d]
   auto scoresType = RankedTensorType::get({B, Hq, S, T}, f32);
-  // Both contractions use the dims (b, h, s, t|e, d|t) of contract().
-  auto contraction = [&](RankedTensorType outType, Value lhs, AffineMap lm,
-                         Value rhs, AffineMap rm) {
-    return contract(b, loc, outType, lhs, lm, rhs, rm, f32);
-  };
-  Value scores = contraction(scoresType, q, a.qMap, k, a.kMap);
+  Value scores = contract(b, loc, scoresType, q, a.qMap, k, a.kMap, f32);
 
   auto [capped, masked] = scaleAndMask(b, loc, scores, scale, m, Value());
   // Softmax over t in f32.
@@ -371,7 +366,7 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
 
   // out[b, h, s, e] = sum_t p[b, h, s, t] * v[b, h / g, t, e]
   auto outType = RankedTensorType::get({B, Hq, S, Dv}, f32);
-  Value out = contraction(outType, p, a.qMap, v, a.vMap);
+  Value out = contract(b, loc, outType, p, a.qMap, v, a.vMap, f32);
   Value cast = elementwise(b, loc, RankedTensorType::get({B, Hq, S, Dv}, elt),
                            out, [&](OpBuilder &nb, Location l, ValueRange a) {
                              return castScalar(nb, l, a[0], elt);
