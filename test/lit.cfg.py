@@ -41,3 +41,25 @@ config.substitutions.append(
 config.substitutions.append(
     ("%mlir_c_runner_utils", os.path.join(config.llvm_tools_dir, "..", "lib", "libmlir_c_runner_utils.so")))
 llvm_config.add_tool_substitutions(["mlir-runner"], [config.llvm_tools_dir])
+
+# The runtime's tests (test/Runtime) compile C programs against its headers.
+# Where a CUDA driver loads, the tests of the no-driver path do not apply.
+config.substitutions.append(
+    ("%mp_runtime_include", os.path.join(config.mp_src_root, "runtime", "include")))
+try:
+    import ctypes
+
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass
+
+# The CUDA toolkit's stub libcuda.so: it exports every driver entry point
+# but fails cuInit, as on a machine with the toolkit and no driver.
+for root in [os.environ.get(v) for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]:
+    stub = os.path.join(root, "lib64", "stubs", "libcuda.so") if root else None
+    if stub and os.path.isfile(stub):
+        config.available_features.add("cuda-stub-driver")
+        config.substitutions.append(("%cuda_stub_driver", stub))
+        break
+

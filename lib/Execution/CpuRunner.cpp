@@ -1,7 +1,7 @@
 //===- CpuRunner.cpp - JIT-compile and run an mp module on the CPU --------===//
 
 #include "mp/Execution/CpuRunner.h"
-#include "mp/Execution/BufferPool.h"
+#include "mp/BufferPool.h"
 #include "mp/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,6 +1,6 @@
-//===- BufferPool.cpp - reused buffers for JIT-compiled code --------------===//
+//===- BufferPool.cpp - reused buffers for generated code -----------------===//
 
-#include "mp/Execution/BufferPool.h"
+#include "mp/BufferPool.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -39,7 +39,7 @@ struct Pool {
 };
 
 Pool &pool() {
-  static Pool *p = new Pool; // never destroyed: JIT code may free at exit
+  static Pool *p = new Pool; // never destroyed: generated code may free at exit
   return *p;
 }
 

@@ -1,7 +1,8 @@
-//===- BufferPool.h - reused buffers for JIT-compiled code ------*- C++ -*-===//
+//===- mp/BufferPool.h - reused buffers for generated code ------*- C++ -*-===//
 //
 // The CPU pipeline can lower memref.alloc/dealloc to the generic
-// `_mlir_memref_to_llvm_*` functions; the JIT binds them to this pool. A
+// `_mlir_memref_to_llvm_*` functions; the JIT binds them to this pool, and
+// libmp_runtime.so exports them bound to it (mp/mlir_abi.h). A
 // model step allocates the same sizes every run, and fresh memory from
 // malloc (mmap for large blocks) costs a page fault per 4 KB page on first
 // touch: with it, a 4-layer decoder step over a 4096-step KV cache in mixed
@@ -10,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MP_EXECUTION_BUFFERPOOL_H
-#define MP_EXECUTION_BUFFERPOOL_H
+#ifndef MP_BUFFERPOOL_H
+#define MP_BUFFERPOOL_H
 
 #include <cstddef>
 
@@ -29,4 +30,4 @@ void poolFree(void *ptr);
 
 } // namespace mp
 
-#endif // MP_EXECUTION_BUFFERPOOL_H
+#endif // MP_BUFFERPOOL_H

@@ -1,0 +1,164 @@
+/*===- mp/runtime.h - the mp runtime C API --------------------------------===*
+ *
+ * Loads libraries written by `mp-compile` and runs them. No MLIR here: a
+ * compiled library needs only this runtime (libmp_runtime.so), which loads
+ * the CUDA driver (libcuda.so.1) with dlopen when a CUDA library asks for it.
+ *
+ * Every function returns an mp_status; on failure mp_last_error() gives a
+ * message naming what failed (the CUDA call, the missing driver, the file).
+ * The status values are also mp-run's exit codes (docs/runtime.md).
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef MP_RUNTIME_H
+#define MP_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Status codes; the numbers are stable (mp-run exits with them). */
+typedef enum mp_status {
+  MP_OK = 0,
+  /** A bad argument, a library file that is not an mp library, an ABI
+      version this runtime does not know. */
+  MP_ERROR_INVALID = 2,
+  /** libcuda.so.1 could not be loaded, or lacks a required symbol. */
+  MP_ERROR_NO_DRIVER = 3,
+  /** The driver loaded but reports no CUDA device (or cuInit failed). */
+  MP_ERROR_NO_DEVICE = 4,
+  /** The library has no kernel image for this device's architecture. */
+  MP_ERROR_ARCH = 5,
+  /** A CUDA driver call failed (the message names the call). */
+  MP_ERROR_CUDA = 6,
+  /** Out of host or device memory. */
+  MP_ERROR_OUT_OF_MEMORY = 7,
+} mp_status;
+
+/** Element types, as ONNX TensorProto.DataType numbers. */
+typedef enum mp_dtype {
+  MP_DTYPE_FLOAT32 = 1,
+  MP_DTYPE_UINT8 = 2,
+  MP_DTYPE_INT8 = 3,
+  MP_DTYPE_UINT16 = 4,
+  MP_DTYPE_INT16 = 5,
+  MP_DTYPE_INT32 = 6,
+  MP_DTYPE_INT64 = 7,
+  MP_DTYPE_BOOL = 9,
+  MP_DTYPE_FLOAT16 = 10,
+  MP_DTYPE_FLOAT64 = 11,
+  MP_DTYPE_UINT32 = 12,
+  MP_DTYPE_UINT64 = 13,
+  MP_DTYPE_BFLOAT16 = 16,
+} mp_dtype;
+
+/** A graph input or output of a compiled library (all dims static). */
+typedef struct mp_tensor_desc {
+  const char *name;
+  int32_t dtype; /* an mp_dtype */
+  int32_t rank;
+  const int64_t *shape;
+} mp_tensor_desc;
+
+/** What a compiled library describes about itself. */
+typedef struct mp_model_desc {
+  /** MP_ABI_VERSION of the mp-compile that wrote the library. */
+  uint32_t abi_version;
+  /** "cpu" or "cuda". */
+  const char *target;
+  /** "fp32" or "mixed". */
+  const char *precision;
+  /** The ONNX model file it was compiled from (as given to mp-compile). */
+  const char *source;
+  int32_t num_inputs;
+  const mp_tensor_desc *inputs;
+  int32_t num_outputs;
+  const mp_tensor_desc *outputs;
+  /** CUDA targets: the architectures with a kernel image ("sm_80", ...). */
+  int32_t num_gpu_archs;
+  const char *const *gpu_archs;
+} mp_model_desc;
+
+#define MP_ABI_VERSION 1u
+
+/* --- Symbols every library written by mp-compile exports ------------------ */
+
+/** The library's description (static data). */
+typedef const mp_model_desc *(*mp_model_describe_fn)(void);
+#define MP_MODEL_DESCRIBE_SYMBOL "mp_model_describe"
+
+/** Runs the model once. `inputs[i]` / `outputs[i]` are host buffers of the
+    described dtype and shape, dense row-major; outputs are written. Returns
+    an mp_status (the message is in mp_last_error()). */
+typedef int32_t (*mp_model_run_fn)(const void *const *inputs,
+                                   void *const *outputs);
+#define MP_MODEL_RUN_SYMBOL "mp_model_run"
+
+/* --- The runtime API ------------------------------------------------------ */
+
+/** The message of the last failure on this thread ("" if none). */
+const char *mp_last_error(void);
+
+/** Loads the CUDA driver and retains device 0's primary context (once per
+    process). MP_ERROR_NO_DRIVER / MP_ERROR_NO_DEVICE when they are missing. */
+mp_status mp_cuda_init(void);
+
+/** The compute capability of device 0 as "sm_XY" after mp_cuda_init. */
+const char *mp_cuda_device_arch(void);
+
+typedef struct mp_library mp_library;
+
+/** Opens a library written by mp-compile (dlopen) and checks its ABI
+    version. For a CUDA library this also initializes CUDA and checks that
+    the library holds an image for the device. */
+mp_status mp_library_open(const char *path, mp_library **out);
+
+/** The library's description (owned by the library). */
+const mp_model_desc *mp_library_describe(const mp_library *lib);
+
+/** Runs the library once on host buffers (see mp_model_run_fn). */
+mp_status mp_library_run(mp_library *lib, const void *const *inputs,
+                         void *const *outputs);
+
+/** Closes the library (null is ignored). */
+void mp_library_close(mp_library *lib);
+
+/** Bytes per element of an mp_dtype (0 for an unknown value). */
+size_t mp_dtype_size(int32_t dtype);
+
+/* --- For code that mp-compile generates (not for users) ------------------ */
+
+/** Records a failure for mp_last_error() and returns `status`. */
+mp_status mp_set_error(mp_status status, const char *message);
+
+/** The status of the first failure inside the MLIR GPU ABI (mgpu*) calls of
+    the current run, MP_OK if none; clears it. Generated CUDA wrappers call
+    this after the model body and return it. */
+mp_status mp_cuda_take_status(void);
+
+/** Device buffers for the generated CUDA wrappers; errors are recorded as
+    for the mgpu* calls. */
+void *mp_cuda_alloc(size_t bytes);
+void mp_cuda_free(void *device);
+void mp_cuda_copy_to_device(void *device, const void *host, size_t bytes);
+void mp_cuda_copy_to_host(void *host, const void *device, size_t bytes);
+
+/** The buffers of CUDA host code (mp-bind-cuda-runtime renames MLIR's
+    `_mlir_memref_to_llvm_*` to these): device memory from a pool that
+    reuses freed blocks across runs. Alignment is at most 256 bytes. */
+void *mp_cuda_memref_alloc(size_t bytes);
+void *mp_cuda_memref_aligned_alloc(size_t alignment, size_t bytes);
+void mp_cuda_memref_free(void *device);
+
+/** The device copy of the constant `host` (weights): uploaded on first use,
+    then cached until the library holding `host` is closed. */
+void *mp_cuda_constant(const void *host, int64_t bytes);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MP_RUNTIME_H */

@@ -1,0 +1,218 @@
+//===- Library.cpp - open and run libraries written by mp-compile ---------===//
+
+#include "CudaDriver.h"
+#include "DeviceMemory.h"
+#include "Errors.h"
+#include "mp/gpu_binary.h"
+
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <new>
+#include <sys/stat.h>
+#include <vector>
+
+using namespace mp;
+
+struct mp_library {
+  void *handle = nullptr;
+  const mp_model_desc *desc = nullptr;
+  mp_model_run_fn run = nullptr;
+  std::string path;
+};
+
+namespace {
+
+/// An architecture name of `gpu_archs`: "sm_XY" (a cubin) or "compute_XY"
+/// (PTX, as nvcc names virtual architectures); false for anything else.
+bool parseArch(const char *name, mp_gpu_image_entry &entry) {
+  const char *digits = nullptr;
+  if (std::strncmp(name, "sm_", 3) == 0) {
+    entry.kind = MP_GPU_IMAGE_CUBIN;
+    digits = name + 3;
+  } else if (std::strncmp(name, "compute_", 8) == 0) {
+    entry.kind = MP_GPU_IMAGE_PTX;
+    digits = name + 8;
+  } else {
+    return false;
+  }
+  entry.sm = 0;
+  if (*digits < '0' || *digits > '9')
+    return false;
+  // A suffix ("sm_90a") names the same major and minor.
+  for (; *digits >= '0' && *digits <= '9'; ++digits)
+    entry.sm = entry.sm * 10 + (*digits - '0');
+  entry.offset = entry.size = 0;
+  return true;
+}
+
+/// Whether the device can run one of the library's images (the rule of
+/// mp/gpu_binary.h, which mgpuModuleLoad applies again when loading).
+mp_status checkArch(const mp_model_desc &desc, const std::string &path) {
+  std::vector<mp_gpu_image_entry> entries;
+  std::string names;
+  for (int32_t i = 0; i < desc.num_gpu_archs; ++i) {
+    const char *name =
+        desc.gpu_archs && desc.gpu_archs[i] ? desc.gpu_archs[i] : "(null)";
+    mp_gpu_image_entry entry;
+    if (!parseArch(name, entry))
+      return setError(MP_ERROR_INVALID,
+                      format("'%s' names an unknown GPU architecture '%s' "
+                             "(expected sm_XY or compute_XY)",
+                             path.c_str(), name));
+    entries.push_back(entry);
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  int sm = cuda::deviceSm();
+  if (mp_gpu_binary_select(entries.data(), entries.size(), sm) >= 0)
+    return MP_OK;
+  return setError(MP_ERROR_ARCH,
+                  format("the library has kernels for %s but device %d is "
+                         "sm_%d (compile with --gpu sm_%d)",
+                         names.empty() ? "no architecture" : names.c_str(),
+                         cuda::deviceOrdinal(), sm, sm));
+}
+
+/// dlopen and the checks of mp_library_open; on failure the handle stays
+/// in `lib` for the caller to close.
+mp_status open(mp_library &lib) {
+  const char *path = lib.path.c_str();
+  struct stat info;
+  if (stat(path, &info) != 0)
+    return setError(MP_ERROR_INVALID, format("cannot open library '%s': %s",
+                                             path, std::strerror(errno)));
+  // Module loads run in the library's constructors: only their failures
+  // must be in the sticky status afterwards.
+  mp_cuda_take_status();
+  lib.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib.handle) {
+    const char *why = dlerror();
+    return setError(MP_ERROR_INVALID,
+                    format("cannot load library '%s': %s", path,
+                           why ? why : "unknown error"));
+  }
+  auto describe = reinterpret_cast<mp_model_describe_fn>(
+      dlsym(lib.handle, MP_MODEL_DESCRIBE_SYMBOL));
+  lib.run =
+      reinterpret_cast<mp_model_run_fn>(dlsym(lib.handle, MP_MODEL_RUN_SYMBOL));
+  if (!describe || !lib.run) {
+    mp_cuda_take_status();
+    return setError(
+        MP_ERROR_INVALID,
+        format("'%s' is not an mp library: it lacks %s (build "
+               "it with mp-compile)",
+               path,
+               describe ? MP_MODEL_RUN_SYMBOL : MP_MODEL_DESCRIBE_SYMBOL));
+  }
+  lib.desc = describe();
+  if (!lib.desc) {
+    mp_cuda_take_status();
+    return setError(MP_ERROR_INVALID, format("'%s': %s() returned null", path,
+                                             MP_MODEL_DESCRIBE_SYMBOL));
+  }
+  if (lib.desc->abi_version != MP_ABI_VERSION) {
+    mp_cuda_take_status();
+    return setError(MP_ERROR_INVALID,
+                    format("'%s' was built for mp runtime ABI %u, this "
+                           "runtime implements ABI %u: rebuild it with a "
+                           "matching mp-compile",
+                           path, lib.desc->abi_version, MP_ABI_VERSION));
+  }
+  if (mp_status status = mp_cuda_take_status())
+    return status; // e.g. no driver for the kernels: the message is set
+  const char *target = lib.desc->target ? lib.desc->target : "(null)";
+  if (std::strcmp(target, "cpu") == 0)
+    return MP_OK;
+  if (std::strcmp(target, "cuda") != 0)
+    return setError(MP_ERROR_INVALID,
+                    format("'%s' targets '%s'; this runtime runs \"cpu\" and "
+                           "\"cuda\" libraries",
+                           path, target));
+  if (mp_status status = mp_cuda_init())
+    return status;
+  return checkArch(*lib.desc, lib.path);
+}
+
+} // namespace
+
+extern "C" mp_status mp_library_open(const char *path, mp_library **out) {
+  if (!out)
+    return setError(MP_ERROR_INVALID, "mp_library_open: null result pointer");
+  *out = nullptr;
+  if (!path || !*path)
+    return setError(MP_ERROR_INVALID, "mp_library_open: no path");
+  auto *lib = new (std::nothrow) mp_library;
+  if (!lib)
+    return setError(MP_ERROR_OUT_OF_MEMORY, "mp_library_open: out of memory");
+  lib->path = path;
+  if (mp_status status = open(*lib)) {
+    mp_library_close(lib);
+    return status;
+  }
+  *out = lib;
+  return MP_OK;
+}
+
+extern "C" const mp_model_desc *mp_library_describe(const mp_library *lib) {
+  return lib ? lib->desc : nullptr;
+}
+
+extern "C" mp_status mp_library_run(mp_library *lib, const void *const *inputs,
+                                    void *const *outputs) {
+  if (!lib)
+    return setError(MP_ERROR_INVALID, "mp_library_run: null library");
+  if ((lib->desc->num_inputs > 0 && !inputs) ||
+      (lib->desc->num_outputs > 0 && !outputs))
+    return setError(MP_ERROR_INVALID,
+                    "mp_library_run: null input or output array");
+  // A failure left over from earlier calls is not this run's.
+  mp_cuda_take_status();
+  setError(MP_OK, "");
+  int32_t result = lib->run(inputs, outputs);
+  mp_status sticky = mp_cuda_take_status();
+  if (result == MP_OK && sticky != MP_OK)
+    return sticky; // a wrapper that did not collect the status itself
+  if (result != MP_OK && !*mp_last_error())
+    setError(static_cast<mp_status>(result),
+             format("'%s': %s returned %d", lib->path.c_str(),
+                    MP_MODEL_RUN_SYMBOL, result));
+  return static_cast<mp_status>(result);
+}
+
+extern "C" void mp_library_close(mp_library *lib) {
+  if (!lib)
+    return;
+  if (lib->handle) {
+    // Constants uploaded for this library die with it.
+    Dl_info info;
+    void *symbol = dlsym(lib->handle, MP_MODEL_DESCRIBE_SYMBOL);
+    if (symbol && dladdr(symbol, &info))
+      releaseConstantsOf(info.dli_fbase);
+    dlclose(lib->handle);
+  }
+  delete lib;
+}
+
+extern "C" size_t mp_dtype_size(int32_t dtype) {
+  switch (dtype) {
+  case MP_DTYPE_UINT8:
+  case MP_DTYPE_INT8:
+  case MP_DTYPE_BOOL:
+    return 1;
+  case MP_DTYPE_UINT16:
+  case MP_DTYPE_INT16:
+  case MP_DTYPE_FLOAT16:
+  case MP_DTYPE_BFLOAT16:
+    return 2;
+  case MP_DTYPE_FLOAT32:
+  case MP_DTYPE_INT32:
+  case MP_DTYPE_UINT32:
+    return 4;
+  case MP_DTYPE_INT64:
+  case MP_DTYPE_FLOAT64:
+  case MP_DTYPE_UINT64:
+    return 8;
+  default:
+    return 0;
+  }
+}

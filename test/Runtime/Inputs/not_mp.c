@@ -1,0 +1,2 @@
+// A shared object that is not an mp library.
+int not_an_mp_library(void) { return 42; }

@@ -1,0 +1,204 @@
+// The CUDA side of the runtime against a fake driver (Inputs/fake_cuda.c):
+// initialization failures, picking the image of an MPGPUBIN container,
+// the sticky status of failing mgpu calls, and a launch end to end.
+//
+// RUN: %host_cc -shared -fPIC %S/Inputs/fake_cuda.c -o %t.fake.so
+// RUN: %host_cc -DFAKE_CUDA_OMIT_LAUNCH -shared -fPIC %S/Inputs/fake_cuda.c -o %t.old.so
+// RUN: %host_cc %s -std=c11 -Wall -Werror -I%mp_runtime_include -I%S/Inputs \
+// RUN:   -L%mp_lib -lmp_runtime -Wl,-rpath,%mp_lib -o %t
+//
+// RUN: env MP_CUDA_DRIVER=%t.fake.so %t init | FileCheck %s --check-prefix=INIT
+// INIT: init: 0 arch=sm_80
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_CC=90 %t init | FileCheck %s --check-prefix=INIT90
+// INIT90: init: 0 arch=sm_90
+//
+// Zero devices, cuInit failing, a too old driver, another failing call.
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_DEVICES=0 not %t init | FileCheck %s --check-prefix=NODEV
+// NODEV: init: 4 arch= the CUDA driver loaded but reports no CUDA device
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_FAIL=cuInit FAKE_CUDA_FAIL_CODE=100 not %t init \
+// RUN:   | FileCheck %s --check-prefix=CUINIT
+// CUINIT: init: 4 arch= cuInit(0) failed: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected); no usable CUDA device
+// RUN: env MP_CUDA_DRIVER=%t.old.so not %t init | FileCheck %s --check-prefix=OLD
+// OLD: init: 3 arch= the CUDA driver {{.*}}.old.so lacks cuLaunchKernel: it is too old (or not NVIDIA's); install a current NVIDIA driver
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_FAIL=cuDevicePrimaryCtxRetain not %t init \
+// RUN:   | FileCheck %s --check-prefix=CTX
+// CTX: init: 6 arch= cuDevicePrimaryCtxRetain(device 0) failed: CUDA_ERROR_UNKNOWN (unknown error)
+//
+// Image selection: exact cubin, same major, PTX, nothing.
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_CC=90 %t load cubin:80,cubin:90,ptx:70 \
+// RUN:   | FileCheck %s --check-prefix=EXACT
+// EXACT: fake: cuModuleLoadData 'cubin-sm90'{{$}}
+// EXACT-NEXT: module: loaded
+// EXACT-NEXT: status: 0
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_CC=89 %t load cubin:80,cubin:86,cubin:90,ptx:89 \
+// RUN:   | FileCheck %s --check-prefix=MAJOR
+// MAJOR: fake: cuModuleLoadData 'cubin-sm86'
+// MAJOR-NEXT: module: loaded
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_CC=100 %t load cubin:80,ptx:80,cubin:90,ptx:90 \
+// RUN:   | FileCheck %s --check-prefix=PTX
+// PTX: fake: cuModuleLoadData 'ptx-sm90'
+// PTX-NEXT: module: loaded
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_CC=75 not %t load cubin:80,cubin:90 \
+// RUN:   | FileCheck %s --check-prefix=ARCH
+// ARCH-NOT: fake: cuModuleLoadData
+// ARCH: module: null
+// ARCH-NEXT: status: 5 the library has kernels for sm_80, sm_90 but device 0 is sm_75 (compile with --gpu sm_75)
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_CC=75 not %t load ptx:80 | FileCheck %s --check-prefix=ARCHPTX
+// ARCHPTX: status: 5 the library has kernels for sm_80 (PTX) but device 0 is sm_75 (compile with --gpu sm_75)
+//
+// Not a container: handed to the driver as is, and its errors mapped.
+// RUN: env MP_CUDA_DRIVER=%t.fake.so %t raw RAWIMAGE | FileCheck %s --check-prefix=RAW
+// RAW: fake: cuModuleLoadData 'RAWIMAGE'
+// RAW-NEXT: module: loaded
+// RUN: env MP_CUDA_DRIVER=%t.fake.so not %t raw BADARCH | FileCheck %s --check-prefix=BADARCH
+// BADARCH: status: 5 cuModuleLoadData(image of 8 bytes) failed: CUDA_ERROR_NO_BINARY_FOR_GPU (no kernel image is available for execution on the device)
+// RUN: env MP_CUDA_DRIVER=%t.fake.so not %t truncated | FileCheck %s --check-prefix=TRUNC
+// TRUNC: status: 2 the GPU kernel container (MPGPUBIN, 40 bytes) is truncated: rebuild the library with a matching mp-compile
+//
+// A failing call: the first failure sticks, later calls do nothing.
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_FAIL=cuMemAlloc_v2 not %t alloc-fail \
+// RUN:   | FileCheck %s --check-prefix=OOM
+// OOM: alloc: null
+// OOM-NOT: fake: launch
+// OOM: status: 7 cuMemAlloc_v2(1048576 bytes) failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)
+// OOM-NEXT: after take: 0
+// RUN: env MP_CUDA_DRIVER=%t.fake.so not %t missing-kernel | FileCheck %s --check-prefix=NOKERNEL
+// NOKERNEL: status: 6 cuModuleGetFunction('nope') failed: CUDA_ERROR_NOT_FOUND (named symbol not found)
+//
+// The happy path; device blocks are reused from the pool.
+// RUN: env MP_CUDA_DRIVER=%t.fake.so %t happy | FileCheck %s --check-prefix=HAPPY
+// HAPPY: fake: cuModuleLoadData 'cubin-sm80'
+// HAPPY-COUNT-3: fake: cuMemAlloc_v2 256 bytes
+// HAPPY-NEXT: fake: launch fake_add grid 1x1x1 block 4x1x1 smem 0
+// HAPPY-NEXT: c = 11 22 33 44
+// HAPPY-NEXT: fake: launch fake_add grid 1x1x1 block 4x1x1 smem 0
+// HAPPY-NEXT: c = 11 22 33 44
+// HAPPY-NEXT: memset32: 7 7 7 7
+// HAPPY-NEXT: memset16: 0x1234 0x1234
+// HAPPY-NEXT: fake: cuMemAllocManaged 64 bytes
+// HAPPY-NEXT: fake: cuMemFree_v2
+// HAPPY-NEXT: fake: cuModuleUnload 'cubin-sm80'
+// HAPPY-NEXT: status: 0
+
+#include "container.h"
+#include "mp/mlir_abi.h"
+#include "mp/runtime.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static int report(void) {
+  int status = mp_cuda_take_status();
+  printf("status: %d %s\n", status, status ? mp_last_error() : "");
+  return status;
+}
+
+static void *load(const char *spec) {
+  size_t size;
+  unsigned char *container = buildContainer(spec, &size);
+  void *module = mgpuModuleLoad(container, size);
+  free(container);
+  printf("module: %s\n", module ? "loaded" : "null");
+  return module;
+}
+
+/// Runs fake_add on c = a + b through the runtime, as generated code does.
+static void add(void *function) {
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, c[4] = {0};
+  void *da = mp_cuda_alloc(sizeof(a)), *db = mp_cuda_alloc(sizeof(b));
+  void *dc = mp_cuda_alloc(sizeof(c));
+  mp_cuda_copy_to_device(da, a, sizeof(a));
+  mp_cuda_copy_to_device(db, b, sizeof(b));
+  int32_t n = 4;
+  void *params[] = {&da, &db, &dc, &n};
+  void *stream = mgpuStreamCreate();
+  mgpuLaunchKernel(function, 1, 1, 1, 4, 1, 1, 0, stream, params, NULL, 4);
+  mgpuStreamSynchronize(stream);
+  mgpuStreamDestroy(stream);
+  mp_cuda_copy_to_host(c, dc, sizeof(c));
+  printf("c = %g %g %g %g\n", c[0], c[1], c[2], c[3]);
+  mp_cuda_free(da);
+  mp_cuda_free(db);
+  mp_cuda_free(dc);
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "";
+  if (!strcmp(mode, "init")) {
+    int status = mp_cuda_init();
+    printf("init: %d arch=%s %s\n", status, mp_cuda_device_arch(),
+           status ? mp_last_error() : "");
+    return status;
+  }
+  if (!strcmp(mode, "load") && argc > 2) {
+    void *module = load(argv[2]);
+    int status = report();
+    mgpuModuleUnload(module);
+    return status;
+  }
+  if (!strcmp(mode, "raw") && argc > 2) {
+    void *module = mgpuModuleLoad(argv[2], strlen(argv[2]) + 1);
+    printf("module: %s\n", module ? "loaded" : "null");
+    return report();
+  }
+  if (!strcmp(mode, "truncated")) {
+    size_t size;
+    unsigned char *container = buildContainer("cubin:80", &size);
+    // The entry, without its payload.
+    void *module = mgpuModuleLoad(
+        container, MP_GPU_BINARY_HEADER_SIZE + MP_GPU_BINARY_ENTRY_SIZE);
+    free(container);
+    printf("module: %s\n", module ? "loaded" : "null");
+    return report();
+  }
+  if (!strcmp(mode, "alloc-fail")) {
+    void *module = load("cubin:80");
+    void *function = mgpuModuleGetFunction(module, "fake_add");
+    void *p = mgpuMemAlloc(1 << 20, NULL, false);
+    printf("alloc: %s\n", p ? "ok" : "null");
+    // All of these must do nothing now.
+    mgpuMemcpy(p, p, 16, NULL);
+    mgpuMemset32(p, 0, 4, NULL);
+    void *params[] = {&p, &p, &p, &p};
+    mgpuLaunchKernel(function, 1, 1, 1, 4, 1, 1, 0, NULL, params, NULL, 4);
+    mgpuLaunchKernel(NULL, 1, 1, 1, 4, 1, 1, 0, NULL, params, NULL, 4);
+    mgpuMemFree(p, NULL);
+    int status = report();
+    printf("after take: %d\n", mp_cuda_take_status());
+    return status;
+  }
+  if (!strcmp(mode, "missing-kernel")) {
+    void *module = load("cubin:80");
+    void *function = mgpuModuleGetFunction(module, "nope");
+    mgpuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL, 0);
+    return report();
+  }
+  if (!strcmp(mode, "happy")) {
+    void *module = load("cubin:80,cubin:90");
+    void *function = mgpuModuleGetFunction(module, "fake_add");
+    add(function);
+    add(function); // the second run reuses the first one's blocks
+    uint32_t words[4];
+    uint16_t halves[2];
+    void *d = mp_cuda_alloc(sizeof(words));
+    mgpuMemset32(d, 7, 4, NULL);
+    mgpuMemcpy(words, d, sizeof(words), NULL);
+    printf("memset32: %u %u %u %u\n", words[0], words[1], words[2], words[3]);
+    mgpuMemset16(d, 0x1234, 2, NULL);
+    mgpuMemcpy(halves, d, sizeof(halves), NULL);
+    printf("memset16: %#x %#x\n", halves[0], halves[1]);
+    mp_cuda_free(d);
+    void *managed = mgpuMemAlloc(64, NULL, true);
+    mgpuMemFree(managed, NULL);
+    void *event = mgpuEventCreate();
+    mgpuEventRecord(event, NULL);
+    mgpuEventSynchronize(event);
+    mgpuEventDestroy(event);
+    mgpuModuleUnload(module);
+    return report();
+  }
+  fprintf(stderr, "usage: %s init|load SPEC|raw TEXT|truncated|alloc-fail|"
+                  "missing-kernel|happy\n", argv[0]);
+  return 1;
+}
