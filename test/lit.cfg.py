@@ -63,3 +63,18 @@ for root in [os.environ.get(v) for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH")]
         config.substitutions.append(("%cuda_stub_driver", stub))
         break
 
+# mp-compile's CUDA target runs ptxas (from the CUDA toolkit) for cubins.
+import shutil
+
+ptxas = shutil.which("ptxas")
+if not ptxas:
+    for root in [os.environ.get(v) for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]:
+        candidate = os.path.join(root, "bin", "ptxas") if root else None
+        if candidate and os.access(candidate, os.X_OK):
+            ptxas = candidate
+            break
+if ptxas:
+    config.available_features.add("ptxas")
+    llvm_config.with_environment("PATH", os.path.dirname(ptxas), append_path=True)
+llvm_config.add_tool_substitutions(
+    [ToolSubst("mp-compile", unresolved="fatal")], [config.mp_tools_dir])

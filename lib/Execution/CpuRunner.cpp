@@ -42,16 +42,15 @@ static std::string shapePin(const HostTensor &t) {
   return s;
 }
 
-std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
-                                              ArrayRef<HostTensor> inputs) {
+LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
+                           EntrySignature &entry) {
   MLIRContext *ctx = module->getContext();
   Location loc = module->getLoc();
-  auto funcs = module->getOps<func::FuncOp>();
+  auto funcs = module.getOps<func::FuncOp>();
   if (funcs.empty())
-    return emitError(loc) << "the module has no function to run", nullptr;
+    return emitError(loc) << "the module has no function to run";
   func::FuncOp func = *funcs.begin();
 
-  auto runner = std::unique_ptr<CpuRunner>(new CpuRunner());
   // Inputs by graph-input name, checked before anything is compiled.
   std::vector<std::string> pins;
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
@@ -62,26 +61,29 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
       if (t.name == argName)
         given = &t;
     if (!given)
-      return emitError(loc) << "missing input '" << argName << "' ("
-                            << type << ")",
-             nullptr;
+      return emitError(loc) << "missing input '" << argName << "' (" << type
+                            << ")";
     if (failed(checkInputTensor(loc, argName, type, *given)))
-      return nullptr;
-    runner->inputNames.push_back(argName);
+      return failure();
+    HostTensor spec;
+    spec.name = argName;
+    spec.elementType = given->elementType;
+    spec.shape = given->shape;
+    entry.inputs.push_back(std::move(spec));
     pins.push_back(shapePin(*given));
   }
   for (const HostTensor &t : inputs)
-    if (!llvm::is_contained(runner->inputNames, t.name))
+    if (llvm::none_of(entry.inputs,
+                      [&](const HostTensor &s) { return s.name == t.name; }))
       return emitError(loc) << "the model has no input named '" << t.name
-                            << "'",
-             nullptr;
+                            << "'";
 
   PassManager pm(ctx, ModuleOp::getOperationName());
   SpecializeShapesOptions specialize;
   specialize.shapes.assign(pins.begin(), pins.end());
   pm.addPass(createSpecializeShapes(specialize));
-  if (failed(pm.run(*module)))
-    return nullptr;
+  if (failed(pm.run(module)))
+    return failure();
   for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
     HostTensor spec;
     auto name = func.getResultAttrOfType<StringAttr>(i, "mp.name");
@@ -90,11 +92,10 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
     if (!ranked.hasStaticShape())
       return emitError(loc) << "output '" << spec.name
                             << "' keeps a dynamic shape " << type
-                            << " after specializing to the inputs",
-             nullptr;
+                            << " after specializing to the inputs";
     spec.elementType = ranked.getElementType();
     spec.shape.assign(ranked.getShape().begin(), ranked.getShape().end());
-    runner->outputs.push_back(spec);
+    entry.outputs.push_back(spec);
   }
   // ONNX names and dims are not LLVM argument attributes.
   // The caller's input buffers are read in place: bufferization must copy
@@ -106,7 +107,22 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     func.setResultAttrs(i, ArrayRef<NamedAttribute>{});
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
-  runner->entry = ("_mlir_ciface_" + func.getName()).str();
+  entry.symbol = ("_mlir_ciface_" + func.getName()).str();
+  return success();
+}
+
+std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
+                                              ArrayRef<HostTensor> inputs) {
+  MLIRContext *ctx = module->getContext();
+  Location loc = module->getLoc();
+  auto runner = std::unique_ptr<CpuRunner>(new CpuRunner());
+  EntrySignature signature;
+  if (failed(prepareEntry(*module, inputs, signature)))
+    return nullptr;
+  for (const HostTensor &t : signature.inputs)
+    runner->inputNames.push_back(t.name);
+  runner->outputs = signature.outputs;
+  runner->entry = signature.symbol;
 
   PassManager lower(ctx, ModuleOp::getOperationName());
   buildCpuPipeline(lower, /*resultsAsOutParams=*/true,

@@ -87,7 +87,8 @@ std::unique_ptr<Model> Model::load(MLIRContext *ctx, StringRef path,
   return model;
 }
 
-/// Whether `v` reaches an operand that decides a result shape, directly or
+/// Whether `v` reaches an operand that decides a result shape or which
+/// branch of an If runs, directly or
 /// through integer arithmetic and shape ops (Add, Concat, Cast, Unsqueeze..)
 /// or small float arithmetic (a window size cast to float for a Range).
 /// Values that only feed data (Gather indices into float tables, masks)
@@ -108,7 +109,10 @@ static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen) {
                               is(cast<PadOp>(user).getAxes()))) ||
         (isa<TriluOp>(user) && is(cast<TriluOp>(user).getK())) ||
         (isa<GroupQueryAttentionOp>(user) &&
-         is(cast<GroupQueryAttentionOp>(user).getTotalSequenceLength()));
+         is(cast<GroupQueryAttentionOp>(user).getTotalSequenceLength())) ||
+        // An If's condition: compiled in, the branch is chosen at compile
+        // time and no device value is read on the host (CUDA target).
+        (isa<IfOp>(user) && is(cast<IfOp>(user).getCondition()));
     if (direct)
       return true;
     if (isa<ShapeOp, SizeOp>(user) || !seen.insert(user).second)
@@ -214,16 +218,11 @@ std::string Model::variantKey(ArrayRef<HostTensor> inputs) const {
   return key;
 }
 
-CpuRunner *Model::variantFor(ArrayRef<HostTensor> inputs) {
-  if (!checkInputs(inputs))
-    return nullptr;
-  std::string key = variantKey(inputs);
-  auto it = variants.find(key);
-  if (it != variants.end())
-    return it->second.get();
-
+OwningOpRef<ModuleOp>
+Model::buildVariant(ArrayRef<HostTensor> inputs,
+                    std::vector<HostTensor> &runtimeInputs) {
   ImportOptions importOptions;
-  std::vector<HostTensor> runtimeInputs;
+  runtimeInputs.clear();
   for (const HostTensor &t : inputs) {
     if (isCompiledIn(t)) {
       auto type = RankedTensorType::get(t.shape, t.elementType);
@@ -260,6 +259,21 @@ CpuRunner *Model::variantFor(ArrayRef<HostTensor> inputs) {
     if (failed(pm.run(*module)))
       return nullptr;
   }
+  return module;
+}
+
+CpuRunner *Model::variantFor(ArrayRef<HostTensor> inputs) {
+  if (!checkInputs(inputs))
+    return nullptr;
+  std::string key = variantKey(inputs);
+  auto it = variants.find(key);
+  if (it != variants.end())
+    return it->second.get();
+
+  std::vector<HostTensor> runtimeInputs;
+  OwningOpRef<ModuleOp> module = buildVariant(inputs, runtimeInputs);
+  if (!module)
+    return nullptr;
   std::unique_ptr<CpuRunner> runner =
       CpuRunner::compile(std::move(module), runtimeInputs);
   if (!runner)

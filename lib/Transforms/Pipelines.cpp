@@ -9,9 +9,14 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
 
@@ -32,6 +37,27 @@ struct MixedPrecisionOptions
       llvm::cl::desc("Keep graph input/output types (1/0; -1: policy)"),
       llvm::cl::init(-1)};
 };
+
+struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
+  ListOption<std::string> chips{
+      *this, "chip",
+      llvm::cl::desc("GPU architectures to compile for (default sm_90)")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features"),
+                               llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("bin: cubins packed for the mp runtime; isa: PTX text"),
+      llvm::cl::init("bin")};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("Threads per block"),
+                            llvm::cl::init(256)};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit root holding bin/ptxas and nvvm/libdevice "
+                     "(default: CUDA_ROOT, CUDA_HOME, CUDA_PATH, ptxas on "
+                     "PATH, /usr/local/cuda)")};
+};
 } // namespace
 
 void mp::buildMixedPrecisionPipeline(OpPassManager &pm, StringRef policy,
@@ -48,12 +74,17 @@ void mp::buildMixedPrecisionPipeline(OpPassManager &pm, StringRef policy,
   pm.addPass(createInsertCasts(casts));
 }
 
-void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams,
-                          bool pooledAllocations) {
-  pm.addPass(createMpToLinalg());
+/// The lowering both targets share: mp -> linalg -> bufferized buffers with
+/// results written into caller-provided buffers and deallocations placed.
+static void buildBufferizedLinalgPipeline(OpPassManager &pm,
+                                          bool resultsAsOutParams,
+                                          bool outlineAndVectorize) {
+  pm.addPass(mp::createMpToLinalg());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(createOutlineKernels());
-  pm.addPass(createTileAndVectorize());
+  if (outlineAndVectorize) {
+    pm.addPass(mp::createOutlineKernels());
+    pm.addPass(mp::createTileAndVectorize());
+  }
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -79,6 +110,12 @@ void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams,
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   // Clones the deallocation pipeline may insert become alloc + copy.
   pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
+void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams,
+                          bool pooledAllocations) {
+  buildBufferizedLinalgPipeline(pm, resultsAsOutParams,
+                                /*outlineAndVectorize=*/true);
   // n-D vector transfers become 1-D ones that load and store directly.
   pm.addPass(createExpandStridedCopies());
   pm.addPass(createConvertVectorToSCFPass(
@@ -103,12 +140,99 @@ void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+std::string mp::findCudaToolkit() {
+  auto hasPtxas = [](StringRef root) {
+    SmallString<128> path(root);
+    llvm::sys::path::append(path, "bin", "ptxas");
+    return llvm::sys::fs::can_execute(path);
+  };
+  for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (const char *root = std::getenv(var); root && hasPtxas(root))
+      return root;
+  if (auto ptxas = llvm::sys::findProgramByName("ptxas"))
+    return llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas))
+        .str();
+  if (hasPtxas("/usr/local/cuda"))
+    return "/usr/local/cuda";
+  return "";
+}
+
+void mp::buildCudaPipeline(OpPassManager &pm,
+                           const CudaPipelineOptions &options) {
+  buildBufferizedLinalgPipeline(pm, /*resultsAsOutParams=*/true,
+                                /*outlineAndVectorize=*/false);
+  MapToGpuOptions map;
+  map.blockSize = options.blockSize;
+  pm.addPass(createMapToGpu(map));
+  // Not before: canonicalization would merge the block and thread loops
+  // and drop their mapping.
+  pm.addPass(createConvertParallelLoopToGpuPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Constants and index arithmetic move into the kernels, so loop bounds
+  // and strides are known there (unrolling, no parameter loads).
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  for (const std::string &chip : options.chips) {
+    GpuNVVMAttachTargetOptions target;
+    target.chip = chip;
+    target.features = options.features;
+    target.optLevel = 3;
+    pm.addPass(createGpuNVVMAttachTarget(target));
+  }
+  // Device code: gpu.func -> NVVM (math through libdevice).
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(toNVVM));
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  // Host code: buffers through the generic allocation functions, which
+  // mp-bind-cuda-runtime points at device memory.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions toBinary;
+  toBinary.compilationTarget = options.assembly ? "isa" : "bin";
+  // The toolkit gives ptxas and libdevice (expf, erff, ... in kernels).
+  toBinary.toolkitPath =
+      options.toolkit.empty() ? findCudaToolkit() : options.toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(toBinary));
+  if (!options.assembly)
+    pm.addPass(createPackGpuBinaries());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createBindCudaRuntime());
+}
+
 void mp::registerMpPipelines() {
   PassPipelineRegistration<>(
       "mp-cpu-pipeline",
       "Lower mp (static shapes) through linalg and bufferization to the LLVM "
       "dialect, for the JIT or an object file",
       [](OpPassManager &pm) { buildCpuPipeline(pm); });
+  PassPipelineRegistration<NvvmPipelineOptions>(
+      "mp-lower-to-nvvm",
+      "Lower mp (static shapes) to GPU kernels in NVVM, compiled by ptxas "
+      "into cubins (or PTX with format=isa), and host code in the LLVM "
+      "dialect that launches them through the mp runtime",
+      [](OpPassManager &pm, const NvvmPipelineOptions &o) {
+        CudaPipelineOptions options;
+        options.chips.assign(o.chips.begin(), o.chips.end());
+        if (options.chips.empty())
+          options.chips.push_back("sm_90");
+        options.features = o.features;
+        options.assembly = o.format == "isa";
+        options.blockSize = o.blockSize;
+        options.toolkit = o.toolkit;
+        buildCudaPipeline(pm, options);
+      });
   PassPipelineRegistration<MixedPrecisionOptions>(
       "mp-mixed-precision",
       "Assign fp16/fp32 per op from the policy, then insert casts",

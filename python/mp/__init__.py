@@ -8,8 +8,15 @@
 raised here unless the import needs the values of integer inputs); the first
 ``run`` with a given set of input shapes JIT-compiles it for the CPU and later
 runs with the same shapes reuse that code (inputs whose values decide shapes
-are compiled in; see docs/running.md). Everything goes through the project's C API
-(``include/mp-c/Model.h``, ``libMPCAPI.so``) with ctypes -- no subprocess.
+are compiled in; see docs/running.md). Everything goes through the
+project's C API (``include/mp-c/Model.h``, ``libMPCAPI.so``) with ctypes --
+no subprocess.
+
+    lib = mp.load("out/libtts.so")                   # written by mp-compile
+    outs = lib.run({"x": x})
+
+``load`` runs a compiled library through the runtime alone (libmp_runtime.so,
+no MLIR; see ``mp.library``).
 
 The library is found through ``$MP_LIBRARY`` (a path to libMPCAPI.so), else
 ``$MP_BUILD_DIR/lib``, else the repository's ``build/lib``.
@@ -25,11 +32,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Error", "Model", "TensorInfo", "compile", "library_path", "version"]
+__all__ = ["Error", "Library", "Model", "TensorInfo", "compile", "library_path",
+           "load", "version"]
 
 
 class Error(RuntimeError):
-    """An error reported by mp (the message names the file, input or node)."""
+    """An error reported by mp (the message names the file, input or node).
+    Errors of the runtime (:func:`load`) carry its ``status`` code."""
+
+    status: int = 1
 
 
 class _Tensor(ctypes.Structure):
@@ -206,3 +217,6 @@ def compile(path: str | os.PathLike, precision: str = "fp32",
     """Loads an ONNX model for CPU execution in ``precision`` ("fp32" or
     "mixed", with an optional precision ``policy`` JSON file)."""
     return Model(path, precision, policy)
+
+
+from .library import Library, load  # noqa: E402  (needs Error above)

@@ -6,17 +6,22 @@
 //          [--output-dir DIR]
 //          [--rtol R] [--atol A] [--repeat N]
 //   mp-run --test-dir DIR [--precision ...] [--rtol R] [--atol A]
+//   mp-run libNAME.so [--input ...] [--compare DIR] [--output-dir DIR]
 //
 // Imports the model, optionally assigns mixed precision, specializes it to
 // the input shapes, JIT-compiles it through the CPU pipeline and runs it.
 // With --compare DIR (an ONNX test_data_set folder) the inputs default to
 // DIR/input_N.pb and every output is checked against DIR/output_N.pb.
 // --test-dir walks an ONNX backend-test tree, one line per case.
+// A library written by mp-compile runs through the mp runtime instead.
 // Exit codes: 0 all outputs pass (or nothing to compare), 1 an error or a
-// failed comparison.
+// failed comparison; for a library the runtime's status when opening or
+// running it fails (3 no CUDA driver, 4 no device, 5 no kernels for this
+// GPU, 6 a CUDA call failed, 7 out of memory; see docs/runtime.md).
 //
 //===----------------------------------------------------------------------===//
 
+#include "mp/Execution/CompiledLibrary.h"
 #include "mp/Execution/Model.h"
 #include "mp/Execution/TestData.h"
 #include "mp/Execution/TestTree.h"
@@ -95,11 +100,11 @@ static std::string typeString(Type type) {
 }
 
 /// Deterministic input data: floats uniform in [-1, 1), the rest zero.
-static mp::HostTensor generate(const mp::TensorSpec &spec,
+static mp::HostTensor generate(StringRef name, Type elementType,
                                ArrayRef<int64_t> shape) {
   mp::HostTensor t;
-  t.name = spec.name;
-  t.elementType = spec.elementType;
+  t.name = name.str();
+  t.elementType = elementType;
   t.shape.assign(shape.begin(), shape.end());
   int64_t bytes = mp::HostTensor::elementBytes(t.elementType);
   t.data.assign(t.numElements() * bytes, 0);
@@ -133,6 +138,59 @@ static int runTestDir() {
   options.timeoutSeconds = caseTimeout;
   mp::TestTreeCounts counts = mp::runTestTree(testDir, options, llvm::outs());
   return counts.failed ? 1 : 0;
+}
+/// Writes the outputs (--output-dir) and compares them (--compare).
+static int finish(MLIRContext *ctx, std::vector<mp::HostTensor> &outputs,
+                  bool mixed) {
+  std::string error;
+  if (!outputDir.empty() && !mp::writeOutputs(outputDir, outputs, error))
+    return fail(error);
+
+  std::vector<std::string> expectedFiles =
+      compareDir.empty() ? std::vector<std::string>()
+                         : mp::numberedFiles(compareDir, "output");
+  bool allPassed = true;
+  std::string firstFailure;
+  if (!mp::compareOutputs(outputs, expectedFiles, ctx,
+                          {rtolOpt, atolOpt, mixed}, &llvm::outs(), allPassed,
+                          firstFailure, error))
+    return fail(error);
+  return allPassed ? 0 : 1;
+}
+
+/// Runs a library written by mp-compile through the mp runtime.
+static int runLibrary(MLIRContext *ctx, std::vector<mp::HostTensor> &inputs) {
+  if (!inputShapes.empty() || precision != "fp32" || !policyFile.empty() ||
+      fuseAttention)
+    return fail("a compiled library has its shapes and precision built in: "
+                "--input-shape, --precision, --policy and --fuse-attention "
+                "do not apply");
+  int status = 0;
+  std::string error;
+  std::unique_ptr<mp::CompiledLibrary> lib =
+      mp::CompiledLibrary::open(ctx, modelPath, status, error);
+  if (!lib) {
+    llvm::errs() << "mp-run: error: " << error << "\n";
+    return status;
+  }
+  for (auto [i, t] : llvm::enumerate(inputs))
+    if (t.name.empty() && i < lib->inputs().size())
+      t.name = lib->inputs()[i].name;
+  if (generateInputs)
+    for (const mp::HostTensor &spec : lib->inputs())
+      if (llvm::none_of(inputs, [&](const mp::HostTensor &t) {
+            return t.name == spec.name;
+          }))
+        inputs.push_back(generate(spec.name, spec.elementType, spec.shape));
+  std::vector<mp::HostTensor> outputs;
+  if (!lib->run(inputs, outputs, status, error)) {
+    llvm::errs() << "mp-run: error: " << error << "\n";
+    return status;
+  }
+  bool mixed = llvm::any_of(outputs, [](const mp::HostTensor &t) {
+    return t.elementType.isF16();
+  });
+  return finish(ctx, outputs, mixed);
 }
 
 int main(int argc, char **argv) {
@@ -176,6 +234,9 @@ int main(int argc, char **argv) {
         return fail(error);
       inputs.push_back(std::move(t));
     }
+
+  if (StringRef(modelPath).ends_with(".so"))
+    return runLibrary(&ctx, inputs);
 
   mp::ModelOptions options;
   options.mixed = mixed;
@@ -233,7 +294,7 @@ int main(int argc, char **argv) {
                   typeString(type) +
                   "): give its shape with --input-shape " + spec.name +
                   "=...");
-    inputs.push_back(generate(spec, shape));
+    inputs.push_back(generate(spec.name, spec.elementType, shape));
     llvm::errs() << "mp-run: note: generated input '" << spec.name << "' "
                  << inputs.back().describe() << "\n";
   }
@@ -264,17 +325,5 @@ int main(int argc, char **argv) {
                                  (unsigned)repeat);
   }
 
-  if (!outputDir.empty() && !mp::writeOutputs(outputDir, outputs, error))
-    return fail(error);
-
-  std::vector<std::string> expectedFiles =
-      compareDir.empty() ? std::vector<std::string>()
-                         : mp::numberedFiles(compareDir, "output");
-  bool allPassed = true;
-  std::string firstFailure;
-  if (!mp::compareOutputs(outputs, expectedFiles, &ctx,
-                          {rtolOpt, atolOpt, mixed}, &llvm::outs(), allPassed,
-                          firstFailure, error))
-    return fail(error);
-  return allPassed ? 0 : 1;
+  return finish(&ctx, outputs, mixed);
 }

@@ -22,6 +22,25 @@ mlir::LogicalResult checkInputTensor(mlir::Location loc, llvm::StringRef name,
                                      mlir::Type declared,
                                      const HostTensor &given);
 
+/// The entry point of a module specialized to one set of inputs.
+struct EntrySignature {
+  /// The C-interface symbol (`_mlir_ciface_<function>`): memref descriptor
+  /// pointers for the inputs, then for the outputs.
+  std::string symbol;
+  /// Run-time inputs and outputs in argument order (names, types, shapes;
+  /// no data).
+  std::vector<HostTensor> inputs, outputs;
+};
+
+/// Specializes the module's first function to the shapes of `inputs`
+/// (matched by ONNX input name, every argument given, checked against its
+/// declared type) and prepares it to be an entry point: arguments read in
+/// place, a C interface. Fails with a diagnostic when an output keeps a
+/// dynamic shape.
+mlir::LogicalResult prepareEntry(mlir::ModuleOp module,
+                                 llvm::ArrayRef<HostTensor> inputs,
+                                 EntrySignature &entry);
+
 /// A model compiled for the CPU for one set of input shapes.
 class CpuRunner {
 public:

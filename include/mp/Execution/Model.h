@@ -49,8 +49,8 @@ void registerModelDialects(mlir::DialectRegistry &registry);
 
 /// An ONNX model compiled for the CPU on demand: one JIT-compiled variant per
 /// distinct set of input shapes. Small inputs whose values decide shapes
-/// (target shapes, repeats, Range bounds, Resize scales) are compiled in as
-/// constants, so their values are part of the variant's key and the shapes
+/// (target shapes, repeats, Range bounds, Resize scales) or which branch of
+/// an If runs are compiled in as constants, so their values are part of the variant's key and the shapes
 /// they decide are static; other inputs, such as token ids, stay run-time
 /// arguments. When the model only imports with input values (axes or
 /// training flags given as inputs), every small integer and bool input is
@@ -87,6 +87,18 @@ public:
   bool run(llvm::ArrayRef<HostTensor> inputs,
            std::vector<HostTensor> &outputs);
 
+  /// Imports the model for these (checked) inputs with the ones that decide
+  /// shapes compiled in as constants, then fuses attention and assigns mixed
+  /// precision as the options say. `runtimeInputs` receives the inputs that
+  /// stay arguments, in the order given. Null (with a diagnostic) on error.
+  mlir::OwningOpRef<mlir::ModuleOp>
+  buildVariant(llvm::ArrayRef<HostTensor> inputs,
+               std::vector<HostTensor> &runtimeInputs);
+
+  /// Whether `t` is compiled in as a constant (its value decides shapes or
+  /// an If's branch).
+  bool isCompiledIn(const HostTensor &t) const;
+
   /// Number of JIT-compiled variants held.
   size_t numVariants() const { return variants.size(); }
 
@@ -94,7 +106,6 @@ private:
   Model() = default;
   /// The variant key and the inputs that stay run-time arguments.
   std::string variantKey(llvm::ArrayRef<HostTensor> inputs) const;
-  bool isCompiledIn(const HostTensor &t) const;
   /// Records the small inputs whose values decide shapes (Reshape targets,
   /// Range bounds, Resize scales, Slice and Pad parameters, directly or
   /// through integer arithmetic): they are compiled in.

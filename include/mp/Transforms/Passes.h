@@ -9,6 +9,9 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+#include <vector>
+
 namespace mp {
 
 #define GEN_PASS_DECL
@@ -32,7 +35,36 @@ void buildMixedPrecisionPipeline(mlir::OpPassManager &pm,
 void buildCpuPipeline(mlir::OpPassManager &pm, bool resultsAsOutParams = false,
                       bool pooledAllocations = false);
 
-/// Registers the named pipelines (`mp-mixed-precision`, `mp-cpu-pipeline`).
+/// How the CUDA target compiles.
+struct CudaPipelineOptions {
+  /// One cubin (or PTX) per architecture, e.g. "sm_80", "sm_90".
+  std::vector<std::string> chips = {"sm_90"};
+  /// PTX ISA features (sm_90 needs PTX 8.0).
+  std::string features = "+ptx80";
+  /// Keep PTX text in the binaries instead of running ptxas (--emit ptx).
+  bool assembly = false;
+  /// Threads per block of the generic kernels.
+  int64_t blockSize = 256;
+  /// CUDA toolkit root; empty: findCudaToolkit().
+  std::string toolkit;
+};
+
+/// The CUDA toolkit root holding bin/ptxas and nvvm/libdevice: from
+/// CUDA_ROOT, CUDA_HOME or CUDA_PATH, else ptxas on PATH, else
+/// /usr/local/cuda; empty if none is found.
+std::string findCudaToolkit();
+
+/// Adds the CUDA lowering: mp (static shapes) -> linalg -> bufferized
+/// buffers -> one kernel per linalg op -> NVVM -> cubins (per chip, packed
+/// for the mp runtime), and host code in the LLVM dialect that launches
+/// them through the mgpu* ABI. The entry point writes its results into
+/// buffers the caller passes after the inputs; all buffers are device
+/// memory.
+void buildCudaPipeline(mlir::OpPassManager &pm,
+                       const CudaPipelineOptions &options);
+
+/// Registers the named pipelines (`mp-mixed-precision`, `mp-cpu-pipeline`,
+/// `mp-lower-to-nvvm`).
 void registerMpPipelines();
 
 } // namespace mp

@@ -1,0 +1,66 @@
+//===- Library.h - write a model as a shared library ------------*- C++ -*-===//
+//
+// mp-compile's back half: a module specialized to one set of input shapes
+// (see prepareEntry) becomes `libNAME.so` + `libNAME.h` + `libNAME.json`
+// that need only the mp runtime (runtime/, no MLIR) to run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MP_COMPILE_LIBRARY_H
+#define MP_COMPILE_LIBRARY_H
+
+#include "mp/Execution/CpuRunner.h"
+#include "mp/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mp {
+
+/// What to produce and for which target.
+struct LibraryOptions {
+  enum class Target { Cpu, Cuda };
+  enum class Emit { Library, Mlir, Llvm, Ptx };
+  Target target = Target::Cpu;
+  Emit emit = Emit::Library;
+  /// CUDA target: architectures, PTX features, toolkit.
+  CudaPipelineOptions cuda;
+  /// Recorded in the library's description.
+  std::string precision = "fp32";
+  std::string sourcePath;
+  /// The .so to write (Emit::Library), or the file for the stage's text
+  /// ("-" for stdout).
+  std::string outputPath;
+  /// C compiler/linker driver for the wrapper and the link; empty: $MP_CC,
+  /// else clang-22, clang or cc from PATH.
+  std::string hostCompiler;
+};
+
+/// Lowers `module` (entry prepared by prepareEntry) for the target and
+/// writes the library with its header and JSON description next to it, or
+/// the requested stage. Progress lines go to `progress`; errors are emitted
+/// as diagnostics.
+mlir::LogicalResult writeLibrary(mlir::ModuleOp module,
+                                 const EntrySignature &entry,
+                                 const LibraryOptions &options,
+                                 llvm::raw_ostream &progress);
+
+/// The C source of the exported `mp_model_describe` / `mp_model_run`
+/// wrapper around the entry's C interface.
+std::string wrapperSource(const EntrySignature &entry,
+                          const LibraryOptions &options);
+
+/// `libNAME.h`: the exported functions and the inputs/outputs as comments.
+std::string headerSource(const EntrySignature &entry,
+                         const LibraryOptions &options,
+                         llvm::StringRef guardName);
+
+/// `libNAME.json`: target, architectures, inputs and outputs.
+std::string descriptionJson(const EntrySignature &entry,
+                            const LibraryOptions &options);
+
+} // namespace mp
+
+#endif // MP_COMPILE_LIBRARY_H

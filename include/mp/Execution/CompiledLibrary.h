@@ -1,0 +1,56 @@
+//===- CompiledLibrary.h - run a library written by mp-compile --*- C++ -*-===//
+//
+// mp-run's view of `libNAME.so`: opened and run through the mp runtime
+// (runtime/include/mp/runtime.h), with inputs and outputs as HostTensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MP_EXECUTION_COMPILEDLIBRARY_H
+#define MP_EXECUTION_COMPILEDLIBRARY_H
+
+#include "mp/Execution/HostTensor.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+struct mp_library;
+
+namespace mp {
+
+/// A library written by mp-compile, opened through the mp runtime.
+class CompiledLibrary {
+public:
+  ~CompiledLibrary();
+
+  /// Opens `path`. On failure returns null with `status` set to the
+  /// runtime's mp_status (also mp-run's exit code) and `error` to its
+  /// message.
+  static std::unique_ptr<CompiledLibrary> open(mlir::MLIRContext *ctx,
+                                               llvm::StringRef path,
+                                               int &status,
+                                               std::string &error);
+
+  /// Inputs and outputs as the library describes them (no data).
+  llvm::ArrayRef<HostTensor> inputs() const { return inputSpecs; }
+  llvm::ArrayRef<HostTensor> outputs() const { return outputSpecs; }
+  /// "cpu" or "cuda".
+  llvm::StringRef target() const { return targetName; }
+
+  /// Runs on inputs matched by name (each described input given once with
+  /// its dtype and shape). Sets `status` and `error` on failure.
+  bool run(llvm::ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
+           int &status, std::string &error);
+
+private:
+  CompiledLibrary() = default;
+  ::mp_library *library = nullptr;
+  std::string targetName;
+  std::vector<HostTensor> inputSpecs, outputSpecs;
+};
+
+} // namespace mp
+
+#endif // MP_EXECUTION_COMPILEDLIBRARY_H

@@ -1,0 +1,243 @@
+//===- LibraryWriter.cpp - lower, emit an object, link a shared library ---===//
+
+#include "mp/Compile/Library.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+
+namespace mp {
+
+namespace {
+
+LogicalResult writeText(Location loc, StringRef path, StringRef text) {
+  std::string error;
+  auto file = openOutputFile(path, &error);
+  if (!file)
+    return emitError(loc) << "cannot write '" << path << "': " << error;
+  file->os() << text;
+  file->keep();
+  return success();
+}
+
+/// The host C compiler that compiles the wrapper and links the library.
+FailureOr<std::string> findHostCompiler(Location loc,
+                                        const LibraryOptions &options) {
+  if (!options.hostCompiler.empty())
+    return options.hostCompiler;
+  if (const char *cc = std::getenv("MP_CC"))
+    return std::string(cc);
+  for (StringRef name : {"clang-22", "clang", "cc"})
+    if (auto path = llvm::sys::findProgramByName(name))
+      return *path;
+  return emitError(loc) << "no C compiler to link the library: install "
+                           "clang-22 or set MP_CC",
+         failure();
+}
+
+/// A PIC target machine for this host (the library's host code).
+FailureOr<std::unique_ptr<llvm::TargetMachine>> hostMachine(Location loc) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return emitError(loc) << "cannot describe the host CPU: "
+                          << llvm::toString(builder.takeError()),
+           failure();
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto machine = builder->createTargetMachine();
+  if (!machine)
+    return emitError(loc) << "cannot create a target machine: "
+                          << llvm::toString(machine.takeError()),
+           failure();
+  return std::move(*machine);
+}
+
+/// Every kernel's PTX, per architecture, from binaries in assembly form.
+std::string collectPtx(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      os << "// ----- kernel module " << binary.getSymName() << " for ";
+      if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget()))
+        os << nvvm.getChip();
+      else
+        os << object.getTarget();
+      os << "\n"
+         << object.getObject().getValue() << "\n";
+    }
+  });
+  return text;
+}
+
+LogicalResult runCommand(Location loc, ArrayRef<std::string> argv) {
+  SmallVector<StringRef> args(argv.begin(), argv.end());
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(args[0], args, std::nullopt, {}, 0, 0,
+                                     &error);
+  if (rc == 0)
+    return success();
+  return emitError(loc) << "'" << llvm::join(args, " ") << "' failed"
+                        << (error.empty() ? "" : ": " + error)
+                        << " (exit " << rc << ")";
+}
+
+} // namespace
+
+LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
+                           const LibraryOptions &options,
+                           llvm::raw_ostream &progress) {
+  MLIRContext *ctx = module.getContext();
+  Location loc = module.getLoc();
+  bool cuda = options.target == LibraryOptions::Target::Cuda;
+  if (options.emit == LibraryOptions::Emit::Ptx && !cuda)
+    return emitError(loc) << "--emit ptx needs --target cuda";
+
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  if (cuda) {
+    CudaPipelineOptions cudaOptions = options.cuda;
+    if (cudaOptions.toolkit.empty())
+      cudaOptions.toolkit = findCudaToolkit();
+    if (cudaOptions.toolkit.empty())
+      return emitError(loc) << "the CUDA target needs the CUDA toolkit "
+                               "(ptxas and libdevice): set CUDA_HOME or put "
+                               "ptxas on PATH";
+    cudaOptions.assembly = options.emit == LibraryOptions::Emit::Ptx;
+    progress << "mp-compile: lowering to CUDA kernels for "
+             << llvm::join(cudaOptions.chips, ", ")
+             << (cudaOptions.assembly ? " (PTX)" : " (ptxas)") << "\n";
+    buildCudaPipeline(pm, cudaOptions);
+  } else {
+    progress << "mp-compile: lowering for the CPU\n";
+    buildCpuPipeline(pm, /*resultsAsOutParams=*/true,
+                     /*pooledAllocations=*/true);
+  }
+  if (failed(pm.run(module)))
+    return failure();
+  if (options.emit == LibraryOptions::Emit::Ptx)
+    return writeText(loc, options.outputPath, collectPtx(module));
+  if (options.emit == LibraryOptions::Emit::Mlir) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module.print(os);
+    return writeText(loc, options.outputPath, text);
+  }
+
+  progress << "mp-compile: translating to LLVM IR\n";
+  DialectRegistry registry;
+  registerAllToLLVMIRTranslations(registry);
+  registerAllGPUToLLVMIRTranslations(registry);
+  ctx->appendDialectRegistry(registry);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "mp_model");
+  if (!llvmModule)
+    return emitError(loc) << "translation to LLVM IR failed";
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine = hostMachine(loc);
+  if (failed(machine))
+    return failure();
+  // Only the wrapper's mp_model_* functions are the library's interface.
+  for (llvm::GlobalValue &value : llvmModule->global_values())
+    if (!value.isDeclaration() && !value.hasLocalLinkage())
+      value.setVisibility(llvm::GlobalValue::HiddenVisibility);
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  auto optimize = makeOptimizingTransformer(3, 0, machine->get());
+  if (llvm::Error e = optimize(llvmModule.get()))
+    return emitError(loc) << "LLVM optimization failed: "
+                          << llvm::toString(std::move(e));
+  if (options.emit == LibraryOptions::Emit::Llvm) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvmModule->print(os, nullptr);
+    return writeText(loc, options.outputPath, text);
+  }
+
+  // The object and the wrapper go to a scratch folder; the three outputs
+  // next to each other.
+  SmallString<128> scratch;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("mp-compile", scratch))
+    return emitError(loc) << "cannot create a scratch folder: "
+                          << ec.message();
+  auto cleanup = llvm::make_scope_exit(
+      [&] { llvm::sys::fs::remove_directories(scratch); });
+  SmallString<128> objectPath(scratch), wrapperPath(scratch);
+  llvm::sys::path::append(objectPath, "model.o");
+  llvm::sys::path::append(wrapperPath, "wrapper.c");
+  progress << "mp-compile: emitting the host object\n";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec);
+    if (ec)
+      return emitError(loc) << "cannot write '" << objectPath
+                            << "': " << ec.message();
+    llvm::legacy::PassManager codegen;
+    if ((*machine)->addPassesToEmitFile(codegen, os, nullptr,
+                                        llvm::CodeGenFileType::ObjectFile))
+      return emitError(loc) << "the host target cannot emit objects";
+    codegen.run(*llvmModule);
+  }
+  if (failed(writeText(loc, wrapperPath, wrapperSource(entry, options))))
+    return failure();
+
+  FailureOr<std::string> cc = findHostCompiler(loc, options);
+  if (failed(cc))
+    return failure();
+  SmallString<128> out(options.outputPath);
+  llvm::sys::fs::make_absolute(out);
+  if (std::error_code ec = llvm::sys::fs::create_directories(
+          llvm::sys::path::parent_path(out)))
+    return emitError(loc) << "cannot create the folder of '" << out
+                          << "': " << ec.message();
+  progress << "mp-compile: linking " << out << "\n";
+  std::vector<std::string> argv = {
+      *cc,         "-shared",
+      "-fPIC",     "-O2",
+      "-fvisibility=hidden",
+      "-I" MP_RUNTIME_INCLUDE_DIR,
+      std::string(wrapperPath),
+      std::string(objectPath),
+      "-o",        std::string(out),
+      "-L" MP_RUNTIME_LIBRARY_DIR,
+      // The runtime beside the library first, then where it was built.
+      "-Wl,-rpath,$ORIGIN",
+      "-Wl,-rpath," MP_RUNTIME_LIBRARY_DIR,
+      "-lmp_runtime", "-lm"};
+  if (failed(runCommand(loc, argv)))
+    return failure();
+
+  // libNAME.h and libNAME.json beside libNAME.so.
+  StringRef stem = llvm::sys::path::stem(out);
+  SmallString<128> header(out), json(out);
+  llvm::sys::path::replace_extension(header, ".h");
+  llvm::sys::path::replace_extension(json, ".json");
+  if (failed(writeText(loc, header, headerSource(entry, options, stem))) ||
+      failed(writeText(loc, json, descriptionJson(entry, options))))
+    return failure();
+  progress << "mp-compile: wrote " << out << ", " << header << ", " << json
+           << "\n";
+  return success();
+}
+
+} // namespace mp

@@ -1,0 +1,127 @@
+//===- CompiledLibrary.cpp - run a library written by mp-compile ----------===//
+
+#include "mp/Execution/CompiledLibrary.h"
+#include "mp/runtime.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace mp {
+
+/// The MLIR element type of an mp_dtype (null for an unknown one).
+static Type elementType(MLIRContext *ctx, int32_t dtype) {
+  Builder b(ctx);
+  switch (dtype) {
+  case MP_DTYPE_FLOAT32:
+    return b.getF32Type();
+  case MP_DTYPE_FLOAT16:
+    return b.getF16Type();
+  case MP_DTYPE_BFLOAT16:
+    return b.getBF16Type();
+  case MP_DTYPE_FLOAT64:
+    return b.getF64Type();
+  case MP_DTYPE_BOOL:
+    return b.getI1Type();
+  case MP_DTYPE_INT8:
+    return b.getIntegerType(8);
+  case MP_DTYPE_INT16:
+    return b.getIntegerType(16);
+  case MP_DTYPE_INT32:
+    return b.getIntegerType(32);
+  case MP_DTYPE_INT64:
+    return b.getIntegerType(64);
+  case MP_DTYPE_UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case MP_DTYPE_UINT16:
+    return b.getIntegerType(16, false);
+  case MP_DTYPE_UINT32:
+    return b.getIntegerType(32, false);
+  case MP_DTYPE_UINT64:
+    return b.getIntegerType(64, false);
+  }
+  return {};
+}
+
+CompiledLibrary::~CompiledLibrary() { mp_library_close(library); }
+
+std::unique_ptr<CompiledLibrary>
+CompiledLibrary::open(MLIRContext *ctx, StringRef path, int &status,
+                      std::string &error) {
+  auto lib = std::unique_ptr<CompiledLibrary>(new CompiledLibrary());
+  status = mp_library_open(path.str().c_str(), &lib->library);
+  if (status != MP_OK) {
+    error = mp_last_error();
+    return nullptr;
+  }
+  const mp_model_desc *desc = mp_library_describe(lib->library);
+  lib->targetName = desc->target;
+  auto specs = [&](const mp_tensor_desc *list, int32_t n,
+                   std::vector<HostTensor> &out) {
+    for (int32_t i = 0; i < n; ++i) {
+      HostTensor t;
+      t.name = list[i].name;
+      t.elementType = elementType(ctx, list[i].dtype);
+      if (!t.elementType) {
+        error = "'" + path.str() + "': tensor '" + t.name +
+                "' has an unknown dtype " + std::to_string(list[i].dtype);
+        return false;
+      }
+      t.shape.assign(list[i].shape, list[i].shape + list[i].rank);
+      out.push_back(std::move(t));
+    }
+    return true;
+  };
+  if (!specs(desc->inputs, desc->num_inputs, lib->inputSpecs) ||
+      !specs(desc->outputs, desc->num_outputs, lib->outputSpecs)) {
+    status = MP_ERROR_INVALID;
+    return nullptr;
+  }
+  return lib;
+}
+
+bool CompiledLibrary::run(ArrayRef<HostTensor> inputs,
+                          std::vector<HostTensor> &out, int &status,
+                          std::string &error) {
+  status = MP_ERROR_INVALID;
+  std::vector<const void *> in;
+  for (const HostTensor &spec : inputSpecs) {
+    const HostTensor *given = nullptr;
+    for (const HostTensor &t : inputs)
+      if (t.name == spec.name)
+        given = &t;
+    if (!given) {
+      error = "missing input '" + spec.name + "' (" + spec.describe() + ")";
+      return false;
+    }
+    if (given->elementType != spec.elementType || given->shape != spec.shape) {
+      error = "input '" + spec.name + "' is " + given->describe() +
+              ", the library was compiled for " + spec.describe();
+      return false;
+    }
+    in.push_back(given->data.data());
+  }
+  for (const HostTensor &t : inputs)
+    if (llvm::none_of(inputSpecs,
+                      [&](const HostTensor &s) { return s.name == t.name; })) {
+      error = "the library has no input named '" + t.name + "'";
+      return false;
+    }
+  out = outputSpecs;
+  std::vector<void *> outPtrs;
+  for (HostTensor &t : out) {
+    t.data.assign(t.numElements() * HostTensor::elementBytes(t.elementType),
+                  0);
+    outPtrs.push_back(t.data.data());
+  }
+  status = mp_library_run(library, in.data(), outPtrs.data());
+  if (status != MP_OK) {
+    error = mp_last_error();
+    return false;
+  }
+  return true;
+}
+
+} // namespace mp

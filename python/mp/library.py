@@ -1,0 +1,160 @@
+"""Run libraries written by ``mp-compile`` through the mp runtime.
+
+    import mp
+    lib = mp.load("out/libtts.so")        # CPU or CUDA target
+    outs = lib.run({"x": x})              # {name: numpy array}
+
+Only ``libmp_runtime.so`` is used (no MLIR), with ctypes. It is found through
+``$MP_RUNTIME_LIBRARY``, else next to libMPCAPI.so (see ``mp.library_path``).
+Failures raise :class:`mp.Error` whose ``status`` is the runtime's
+``mp_status`` (3: no CUDA driver, 4: no device, 5: no kernels for this GPU,
+6: a CUDA call failed, 7: out of memory; docs/runtime.md).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+# ONNX TensorProto data types (the runtime's mp_dtype) as numpy dtypes.
+_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16,
+           6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16,
+           11: np.float64, 12: np.uint32, 13: np.uint64}
+
+
+class _TensorDesc(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int32),
+                ("rank", ctypes.c_int32),
+                ("shape", ctypes.POINTER(ctypes.c_int64))]
+
+
+class _ModelDesc(ctypes.Structure):
+    _fields_ = [("abi_version", ctypes.c_uint32), ("target", ctypes.c_char_p),
+                ("precision", ctypes.c_char_p), ("source", ctypes.c_char_p),
+                ("num_inputs", ctypes.c_int32),
+                ("inputs", ctypes.POINTER(_TensorDesc)),
+                ("num_outputs", ctypes.c_int32),
+                ("outputs", ctypes.POINTER(_TensorDesc)),
+                ("num_gpu_archs", ctypes.c_int32),
+                ("gpu_archs", ctypes.POINTER(ctypes.c_char_p))]
+
+
+def runtime_path() -> Path:
+    """Where libmp_runtime.so is looked for."""
+    if os.environ.get("MP_RUNTIME_LIBRARY"):
+        return Path(os.environ["MP_RUNTIME_LIBRARY"])
+    from . import library_path
+    return library_path().parent / "libmp_runtime.so"
+
+
+_rt = None
+
+
+def _runtime() -> ctypes.CDLL:
+    global _rt
+    if _rt is not None:
+        return _rt
+    from . import Error
+    path = runtime_path()
+    if not path.is_file():
+        raise Error(f"cannot find the mp runtime at {path}: build mp, or set "
+                    "MP_RUNTIME_LIBRARY to libmp_runtime.so")
+    rt = ctypes.CDLL(str(path))
+    P = ctypes.c_void_p
+    sigs = {
+        "mp_last_error": ([], ctypes.c_char_p),
+        "mp_library_open": ([ctypes.c_char_p, ctypes.POINTER(P)], ctypes.c_int),
+        "mp_library_describe": ([P], ctypes.POINTER(_ModelDesc)),
+        "mp_library_run": ([P, ctypes.POINTER(P), ctypes.POINTER(P)], ctypes.c_int),
+        "mp_library_close": ([P], None),
+    }
+    for name, (args, res) in sigs.items():
+        fn = getattr(rt, name)
+        fn.argtypes, fn.restype = args, res
+    _rt = rt
+    return rt
+
+
+def _raise(status: int) -> None:
+    from . import Error
+    message = (_runtime().mp_last_error() or b"").decode(errors="replace")
+    error = Error(message or f"mp runtime status {status}")
+    error.status = status
+    raise error
+
+
+class Library:
+    """A library written by mp-compile; see :func:`load`."""
+
+    def __init__(self, path: str | os.PathLike):
+        rt = _runtime()
+        self._rt = rt
+        self.path = Path(path)
+        self._handle = ctypes.c_void_p()
+        status = rt.mp_library_open(os.fsencode(path), ctypes.byref(self._handle))
+        if status:
+            _raise(status)
+        desc = rt.mp_library_describe(self._handle).contents
+        self.target = desc.target.decode()
+        self.precision = desc.precision.decode()
+        self.gpu_archs = [desc.gpu_archs[i].decode() for i in range(desc.num_gpu_archs)]
+
+        def specs(array, n):
+            return [(array[i].name.decode(), np.dtype(_DTYPES[array[i].dtype]),
+                     tuple(array[i].shape[d] for d in range(array[i].rank)))
+                    for i in range(n)]
+        self.inputs = specs(desc.inputs, desc.num_inputs)
+        self.outputs = specs(desc.outputs, desc.num_outputs)
+
+    def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+        """Runs once. ``inputs`` maps input names to arrays (or is a sequence
+        in input order) of exactly the compiled dtypes and shapes."""
+        from . import Error
+        if not isinstance(inputs, Mapping):
+            inputs = {name: a for (name, _, _), a in zip(self.inputs, inputs)}
+        unknown = set(inputs) - {name for name, _, _ in self.inputs}
+        if unknown:
+            raise Error(f"the library has no input named {sorted(unknown)[0]!r}")
+        keep, pointers = [], (ctypes.c_void_p * max(len(self.inputs), 1))()
+        for i, (name, dtype, shape) in enumerate(self.inputs):
+            if name not in inputs:
+                raise Error(f"missing input {name!r} ({dtype}{list(shape)})")
+            a = np.ascontiguousarray(inputs[name]) if np.ndim(inputs[name]) else np.asarray(inputs[name])
+            if a.dtype != dtype or a.shape != shape:
+                raise Error(f"input {name!r} is {a.dtype}{list(a.shape)}, the "
+                            f"library was compiled for {dtype}{list(shape)}")
+            keep.append(a)
+            pointers[i] = a.ctypes.data
+        outs = {name: np.empty(shape, dtype) for name, dtype, shape in self.outputs}
+        out_pointers = (ctypes.c_void_p * max(len(outs), 1))(
+            *[a.ctypes.data for a in outs.values()])
+        status = self._rt.mp_library_run(self._handle, pointers, out_pointers)
+        if status:
+            _raise(status)
+        return outs
+
+    def close(self) -> None:
+        if getattr(self, "_handle", None) and self._handle.value:
+            self._rt.mp_library_close(self._handle)
+            self._handle = ctypes.c_void_p()
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self) -> "Library":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"mp.Library({str(self.path)!r}, target={self.target!r})"
+
+
+def load(path: str | os.PathLike) -> Library:
+    """Opens a library written by mp-compile (CPU or CUDA target)."""
+    return Library(path)

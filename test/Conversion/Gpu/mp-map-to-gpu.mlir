@@ -1,0 +1,108 @@
+// RUN: mp-opt %s --mp-map-to-gpu --split-input-file | FileCheck %s
+// RUN: mp-opt %s --mp-map-to-gpu="block-size=64" --split-input-file | FileCheck %s --check-prefix=B64
+
+// An elementwise op over 4x100 elements: one collapsed index over blocks of
+// 256 threads (2 blocks), guarded, delinearized row-major.
+// CHECK-LABEL: func.func @elementwise
+//      CHECK: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[C256:.+]] = arith.constant 256 : index
+// CHECK-NEXT: %[[C400:.+]] = arith.constant 400 : index
+// CHECK-NEXT: %[[C100:.+]] = arith.constant 100 : index
+// CHECK-NEXT: scf.parallel (%[[B:.+]]) = (%[[C0:.+]]) to (%[[C2]]) step (%[[C1:.+]])
+// CHECK-NEXT:   scf.parallel (%[[T:.+]]) = (%[[C0]]) to (%[[C256]]) step (%[[C1]])
+// CHECK-NEXT:     %[[M:.+]] = arith.muli %[[B]], %[[C256]]
+// CHECK-NEXT:     %[[G:.+]] = arith.addi %[[M]], %[[T]]
+// CHECK-NEXT:     %[[IN:.+]] = arith.cmpi ult, %[[G]], %[[C400]]
+// CHECK-NEXT:     scf.if %[[IN]]
+// CHECK-NEXT:       %[[I:.+]] = arith.divui %[[G]], %[[C100]]
+// CHECK-NEXT:       %[[J:.+]] = arith.remui %[[G]], %[[C100]]
+//      CHECK:       memref.load %{{.+}}[%{{.+}}, %{{.+}}] : memref<4x100xf32>
+//      CHECK:       math.exp
+//      CHECK:       memref.store
+//      CHECK:   } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+//      CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+// B64-LABEL: func.func @elementwise
+//      B64: %[[C7:.+]] = arith.constant 7 : index
+// B64-NEXT: %[[C64:.+]] = arith.constant 64 : index
+//      B64: scf.parallel (%{{.+}}) = (%{{.+}}) to (%[[C7]])
+// B64-NEXT:   scf.parallel (%{{.+}}) = (%{{.+}}) to (%[[C64]])
+#id = affine_map<(i, j) -> (i, j)>
+func.func @elementwise(%a: memref<4x100xf32>, %out: memref<4x100xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x100xf32>) outs(%out : memref<4x100xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// A MatMul whose reduction loop sits between parallel ones: the reduction
+// moves inside, so each of the 8x16 threads owns one output element and
+// loops over k itself. Small iteration spaces get one block of just enough
+// threads.
+// CHECK-LABEL: func.func @matmul
+//      CHECK: %[[C128:.+]] = arith.constant 128 : index
+// CHECK-NEXT: %[[C16:.+]] = arith.constant 16 : index
+// CHECK-NEXT: scf.parallel (%{{.+}}) = (%{{.+}}) to (%[[C1:.+]]) step (%[[C1]])
+// CHECK-NEXT:   scf.parallel (%{{.+}}) = (%{{.+}}) to (%[[C128]])
+//      CHECK:     scf.if
+// CHECK-NEXT:       arith.divui %{{.+}}, %[[C16]]
+// CHECK-NEXT:       arith.remui %{{.+}}, %[[C16]]
+// CHECK-NEXT:       scf.for
+//      CHECK:         memref.load %{{.+}} : memref<8x32xf32>
+//      CHECK:         memref.load %{{.+}} : memref<32x16xf32>
+//      CHECK:         arith.mulf
+//      CHECK:         arith.addf
+//      CHECK:         memref.store
+func.func @matmul(%a: memref<8x32xf32>, %b: memref<32x16xf32>, %c: memref<8x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, k, j) -> (i, k)>,
+                                   affine_map<(i, k, j) -> (k, j)>,
+                                   affine_map<(i, k, j) -> (i, j)>],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<8x32xf32>, memref<32x16xf32>) outs(%c : memref<8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A full reduction has no parallel loop: one thread does it.
+// CHECK-LABEL: func.func @full_reduction
+//      CHECK: scf.parallel (%{{.+}}) = (%[[C0:.+]]) to (%[[C1:.+]]) step (%[[C1]])
+// CHECK-NEXT:   scf.parallel (%{{.+}}) = (%[[C0]]) to (%[[C1]]) step (%[[C1]])
+//      CHECK:     scf.for
+//      CHECK:       arith.addf
+func.func @full_reduction(%a: memref<64xf32>, %out: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%a : memref<64xf32>) outs(%out : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Host copies become copy kernels and static reshapes reinterpret the
+// buffer without reading the shape operand.
+// CHECK-LABEL: func.func @copy_and_reshape
+//  CHECK-NOT: memref.copy
+//  CHECK-NOT: memref.reshape
+//      CHECK: memref.reinterpret_cast %{{.+}} to offset: [0], sizes: [2, 6], strides: [6, 1]
+//      CHECK: scf.parallel
+//      CHECK:   memref.load
+//      CHECK:   memref.store
+func.func @copy_and_reshape(%a: memref<12xf32>, %shape: memref<2xi64>, %out: memref<2x6xf32>) {
+  %r = memref.reshape %a(%shape) : (memref<12xf32>, memref<2xi64>) -> memref<2x6xf32>
+  memref.copy %r, %out : memref<2x6xf32> to memref<2x6xf32>
+  return
+}

@@ -1,0 +1,223 @@
+//===- mp-compile.cpp - compile an ONNX model into a shared library -------===//
+//
+//   mp-compile model.onnx -o out/libtts.so [--target cpu|cuda]
+//              [--gpu sm_80,sm_90] [--precision fp32|mixed] [--policy FILE]
+//              [--fuse-attention] [--input-shape NAME=1x16 ...]
+//              [--shapes-from DIR] [--emit library|mlir|llvm|ptx]
+//
+// Writes libtts.so (host code, and for CUDA a cubin per architecture),
+// libtts.h and libtts.json. Running it needs only the mp runtime. Every
+// dynamic input dim must be pinned (--input-shape, or the inputs of an ONNX
+// test_data_set folder with --shapes-from, which also gives the values of
+// inputs that decide shapes). Exit code 0 on success, 1 on any error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mp/Compile/Library.h"
+#include "mp/Execution/Model.h"
+#include "mp/Execution/TestData.h"
+#include "mp/Support/ShapeSyntax.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"));
+static cl::opt<std::string> outputPath("o", cl::desc("output library (.so), "
+                                                     "or the stage's text"),
+                                       cl::value_desc("path"));
+static cl::opt<std::string> target("target", cl::init("cpu"),
+                                   cl::desc("cpu or cuda"));
+static cl::list<std::string>
+    gpus("gpu", cl::CommaSeparated,
+         cl::desc("GPU architectures for --target cuda (default sm_80,sm_90)"));
+static cl::opt<std::string> precision("precision", cl::init("fp32"),
+                                      cl::desc("fp32 or mixed"));
+static cl::opt<std::string> policyFile("policy",
+                                       cl::desc("precision policy (mixed)"));
+static cl::opt<bool> fuseAttention(
+    "fuse-attention", cl::desc("replace decomposed attention with "
+                               "mp.attention first (mp-fuse-attention)"));
+static cl::list<std::string>
+    inputShapes("input-shape", cl::desc("NAME=1x16: pin input NAME's shape; "
+                                        "repeatable"));
+static cl::opt<std::string> shapesFrom(
+    "shapes-from",
+    cl::desc("ONNX test_data_set folder: input shapes, and the values of "
+             "inputs that decide shapes"));
+static cl::opt<std::string>
+    emit("emit", cl::init("library"),
+         cl::desc("library, or a stage: mlir (lowered module), llvm (host "
+                  "LLVM IR), ptx (every kernel, per architecture)"));
+static cl::opt<int64_t> blockSize("block-size", cl::init(256),
+                                  cl::desc("CUDA threads per block"));
+
+static int fail(const Twine &message) {
+  llvm::errs() << "mp-compile: error: " << message << "\n";
+  return 1;
+}
+
+/// The inputs to specialize to: from --shapes-from (with data), then pinned
+/// shapes (zero data; fine unless the value decides shapes).
+static bool collectInputs(MLIRContext *ctx, mp::Model &model,
+                          std::vector<mp::HostTensor> &inputs,
+                          std::vector<std::string> &pinnedOnly) {
+  std::string error;
+  if (!shapesFrom.empty()) {
+    if (!llvm::sys::fs::is_directory(shapesFrom))
+      return fail("--shapes-from: '" + shapesFrom + "' is not a folder"),
+             false;
+    for (const std::string &file : mp::numberedFiles(shapesFrom, "input")) {
+      mp::HostTensor t;
+      if (!mp::readTensorFile(file, ctx, t, error))
+        return fail(error), false;
+      inputs.push_back(std::move(t));
+    }
+    if (!model.nameInputs(inputs))
+      return false;
+  }
+  for (const std::string &arg : inputShapes) {
+    auto [name, dims] = StringRef(arg).split('=');
+    std::optional<SmallVector<int64_t>> shape = mp::parseShape(dims);
+    if (name.empty() || !StringRef(arg).contains('=') || !shape)
+      return fail("--input-shape must be NAME=DIMS like x=1x16, got '" + arg +
+                  "'"),
+             false;
+    auto spec = llvm::find_if(model.inputs(), [&](const mp::TensorSpec &s) {
+      return s.name == name;
+    });
+    if (spec == model.inputs().end())
+      return fail("--input-shape: the model has no input named '" + name +
+                  "'"),
+             false;
+    if (llvm::any_of(inputs,
+                     [&](const mp::HostTensor &t) { return t.name == name; }))
+      return fail("input '" + name + "' has its shape from --shapes-from "
+                  "already"),
+             false;
+    mp::HostTensor t;
+    t.name = name.str();
+    t.elementType = spec->elementType;
+    t.shape.assign(shape->begin(), shape->end());
+    t.data.assign(t.numElements() * mp::HostTensor::elementBytes(t.elementType),
+                  0);
+    inputs.push_back(std::move(t));
+    pinnedOnly.push_back(name.str());
+  }
+  // Inputs with only static dims need no pin.
+  for (const mp::TensorSpec &spec : model.inputs()) {
+    if (llvm::any_of(inputs, [&](const mp::HostTensor &t) {
+          return t.name == spec.name;
+        }))
+      continue;
+    if (llvm::any_of(spec.shape, ShapedType::isDynamic))
+      return fail("input '" + spec.name + "' has dynamic dims [" +
+                  llvm::join(llvm::map_range(spec.shape,
+                                             [](int64_t d) {
+                                               return ShapedType::isDynamic(d)
+                                                          ? std::string("?")
+                                                          : std::to_string(d);
+                                             }),
+                             "x") +
+                  "]: give its shape with --input-shape " + spec.name +
+                  "=... or --shapes-from DIR"),
+             false;
+    mp::HostTensor t;
+    t.name = spec.name;
+    t.elementType = spec.elementType;
+    t.shape.assign(spec.shape.begin(), spec.shape.end());
+    t.data.assign(t.numElements() * mp::HostTensor::elementBytes(t.elementType),
+                  0);
+    inputs.push_back(std::move(t));
+    pinnedOnly.push_back(spec.name);
+  }
+  return true;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "mp ahead-of-time compiler\n");
+  if (modelPath.empty())
+    return fail("no model given (mp-compile MODEL.onnx -o libNAME.so)");
+  if (outputPath.empty())
+    return fail("no output given (-o libNAME.so)");
+  if (precision != "fp32" && precision != "mixed")
+    return fail("--precision must be fp32 or mixed, got '" + precision + "'");
+  mp::LibraryOptions options;
+  if (target == "cuda")
+    options.target = mp::LibraryOptions::Target::Cuda;
+  else if (target != "cpu")
+    return fail("--target must be cpu or cuda, got '" + target + "'");
+  if (!gpus.empty() && target != "cuda")
+    return fail("--gpu needs --target cuda");
+  options.cuda.chips.clear();
+  for (const std::string &gpu : gpus) {
+    StringRef digits = StringRef(gpu);
+    unsigned sm;
+    if (!digits.consume_front("sm_") || digits.getAsInteger(10, sm) || sm < 50)
+      return fail("--gpu takes architectures like sm_80,sm_90, got '" + gpu +
+                  "'");
+    options.cuda.chips.push_back(gpu);
+  }
+  if (options.cuda.chips.empty())
+    options.cuda.chips = {"sm_80", "sm_90"};
+  options.cuda.blockSize = blockSize;
+  if (emit == "mlir")
+    options.emit = mp::LibraryOptions::Emit::Mlir;
+  else if (emit == "llvm")
+    options.emit = mp::LibraryOptions::Emit::Llvm;
+  else if (emit == "ptx")
+    options.emit = mp::LibraryOptions::Emit::Ptx;
+  else if (emit != "library")
+    return fail("--emit must be library, mlir, llvm or ptx, got '" + emit +
+                "'");
+  options.precision = precision;
+  options.sourcePath = modelPath;
+  options.outputPath = outputPath;
+
+  DialectRegistry registry;
+  mp::registerModelDialects(registry);
+  registerAllExtensions(registry);
+  registerAllGPUToLLVMIRTranslations(registry);
+  MLIRContext ctx(registry);
+  ctx.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
+
+  mp::ModelOptions modelOptions;
+  modelOptions.mixed = precision == "mixed";
+  modelOptions.policyFile = policyFile;
+  modelOptions.fuseAttention = fuseAttention;
+  std::unique_ptr<mp::Model> model =
+      mp::Model::load(&ctx, modelPath, modelOptions);
+  if (!model)
+    return 1;
+  std::vector<mp::HostTensor> inputs;
+  std::vector<std::string> pinnedOnly;
+  if (!collectInputs(&ctx, *model, inputs, pinnedOnly) ||
+      !model->checkInputs(inputs))
+    return 1;
+  for (const mp::HostTensor &t : inputs)
+    if (model->isCompiledIn(t) && llvm::is_contained(pinnedOnly, t.name))
+      return fail("input '" + t.name + "' decides output shapes, so its "
+                  "value is compiled in: give it with --shapes-from DIR");
+  std::vector<mp::HostTensor> runtimeInputs;
+  OwningOpRef<ModuleOp> module = model->buildVariant(inputs, runtimeInputs);
+  if (!module)
+    return 1;
+  mp::EntrySignature entry;
+  if (failed(mp::prepareEntry(*module, runtimeInputs, entry)))
+    return 1;
+  if (failed(mp::writeLibrary(*module, entry, options, llvm::errs())))
+    return 1;
+  return 0;
+}
