@@ -2,8 +2,9 @@
 # Sets up and builds mp, then runs the main job on a TTS decoder: import the
 # ONNX model, assign fp16/fp32 per op from the built-in policy, insert casts,
 # show what it did (summary, precision report, plan and IR written to
-# build/demo/), then run it on the CPU in fp32 and mixed precision and
-# compare with onnxruntime's reference outputs.
+# build/demo/), run it on the CPU in fp32 and mixed precision and compare
+# with onnxruntime's reference outputs, then compile it ahead of time into
+# shared libraries for the CPU and for CUDA (sm_80, sm_90) with mp-compile.
 #
 #   scripts/demo.sh [MODEL.onnx]     (default: examples/tts_decoder/model.onnx)
 set -euo pipefail
@@ -53,5 +54,32 @@ if [ -d "$data" ]; then
   echo "mixed precision (fp16 where the plan says so; fp16-scale tolerance):"
   "$mp_run" "$model" --compare "$data" --precision mixed
 fi
-echo
-echo "CUDA code generation is not built yet: see the open issues."
+
+if [ -d "$data" ]; then
+  mp_compile="$MP_BUILD/bin/mp-compile"
+  mp_banner "5. Compile it ahead of time (mp-compile), mixed precision, CPU target"
+  "$mp_compile" "$model" --precision mixed --shapes-from "$data" \
+    -o "$out/cpu/lib$name.so"
+  echo "run through the runtime alone (libmp_runtime.so, no MLIR):"
+  "$mp_run" "$out/cpu/lib$name.so" --compare "$data"
+
+  mp_banner "6. The CUDA target: kernels compiled by ptxas for sm_80 and sm_90"
+  if "$mp_compile" "$model" --precision mixed --shapes-from "$data" \
+      --target cuda --gpu sm_80,sm_90 -o "$out/cuda/lib$name.so"; then
+    echo "kernels per architecture: $("$mp_compile" "$model" --precision mixed \
+      --shapes-from "$data" --target cuda --gpu sm_90 --emit ptx -o - 2>/dev/null |
+      grep -c '^// ----- kernel module')"
+    echo "description: ${out#"$MP_ROOT"/}/cuda/lib$name.json"
+    set +e
+    "$mp_run" "$out/cuda/lib$name.so" --compare "$data"
+    rc=$?
+    set -e
+    case "$rc" in
+      0) ;;
+      3|4|5) echo "(no usable GPU here: mp-run exited with the runtime's status $rc, see docs/runtime.md)" ;;
+      *) exit "$rc" ;;
+    esac
+  else
+    echo "(the CUDA target needs the CUDA toolkit's ptxas: see docs/compile.md)"
+  fi
+fi

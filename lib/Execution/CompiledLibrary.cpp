@@ -58,6 +58,7 @@ CompiledLibrary::open(MLIRContext *ctx, StringRef path, int &status,
   }
   const mp_model_desc *desc = mp_library_describe(lib->library);
   lib->targetName = desc->target;
+  lib->precisionName = desc->precision;
   auto specs = [&](const mp_tensor_desc *list, int32_t n,
                    std::vector<HostTensor> &out) {
     for (int32_t i = 0; i < n; ++i) {

@@ -84,6 +84,11 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
   if (outlineAndVectorize) {
     pm.addPass(mp::createOutlineKernels());
     pm.addPass(mp::createTileAndVectorize());
+  } else {
+    // GPU: an elementwise producer with one use joins its consumer, so a
+    // chain (bias, activation, cast) is one kernel, not one per op.
+    pm.addPass(createLinalgElementwiseOpFusionPass());
+    pm.addPass(createCanonicalizerPass());
   }
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -43,6 +43,11 @@ class _ModelDesc(ctypes.Structure):
                 ("gpu_archs", ctypes.POINTER(ctypes.c_char_p))]
 
 
+class _MemoryStats(ctypes.Structure):
+    _fields_ = [("buffer_bytes", ctypes.c_size_t), ("peak_buffer_bytes", ctypes.c_size_t),
+                ("cached_bytes", ctypes.c_size_t), ("constant_bytes", ctypes.c_size_t)]
+
+
 def runtime_path() -> Path:
     """Where libmp_runtime.so is looked for."""
     if os.environ.get("MP_RUNTIME_LIBRARY"):
@@ -71,6 +76,7 @@ def _runtime() -> ctypes.CDLL:
         "mp_library_describe": ([P], ctypes.POINTER(_ModelDesc)),
         "mp_library_run": ([P, ctypes.POINTER(P), ctypes.POINTER(P)], ctypes.c_int),
         "mp_library_close": ([P], None),
+        "mp_cuda_memory_stats": ([ctypes.POINTER(_MemoryStats)], None),
     }
     for name, (args, res) in sigs.items():
         fn = getattr(rt, name)
@@ -153,6 +159,15 @@ class Library:
 
     def __repr__(self) -> str:
         return f"mp.Library({str(self.path)!r}, target={self.target!r})"
+
+
+def memory_stats() -> dict[str, int]:
+    """Device memory the runtime holds for CUDA libraries, in bytes:
+    activation buffers in use and their peak, cached free buffers, and
+    constants (weights)."""
+    stats = _MemoryStats()
+    _runtime().mp_cuda_memory_stats(ctypes.byref(stats))
+    return {name: int(getattr(stats, name)) for name, _ in _MemoryStats._fields_}
 
 
 def load(path: str | os.PathLike) -> Library:

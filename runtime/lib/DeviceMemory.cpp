@@ -12,6 +12,7 @@
 #include "CudaDriver.h"
 #include "Errors.h"
 
+#include <algorithm>
 #include <dlfcn.h>
 #include <mutex>
 #include <unordered_map>
@@ -44,7 +45,15 @@ struct Pool {
   /// The class of every block the pool handed out or keeps.
   std::unordered_map<CUdeviceptr, size_t> classOf;
   size_t cachedBytes = 0;
+  /// Bytes handed out and not yet freed, and their high-water mark.
+  size_t liveBytes = 0, peakBytes = 0;
 };
+
+/// Counts a block handed out (lock held).
+void handOut(Pool &p, size_t cls) {
+  p.liveBytes += cls;
+  p.peakBytes = std::max(p.peakBytes, p.liveBytes);
+}
 
 /// Never destroyed: libraries may free at exit.
 Pool &pool() {
@@ -74,6 +83,7 @@ void *poolAlloc(size_t bytes) {
     CUdeviceptr block = it->second.back();
     it->second.pop_back();
     p.cachedBytes -= cls;
+    handOut(p, cls);
     return reinterpret_cast<void *>(block);
   }
   CUdeviceptr block = 0;
@@ -85,6 +95,7 @@ void *poolAlloc(size_t bytes) {
   if (!check(result, [&] { return format("cuMemAlloc_v2(%zu bytes)", cls); }))
     return nullptr;
   p.classOf.emplace(block, cls);
+  handOut(p, cls);
   return reinterpret_cast<void *>(block);
 }
 
@@ -98,6 +109,7 @@ void poolFree(void *device) {
     auto it = p.classOf.find(block);
     if (it != p.classOf.end()) {
       size_t cls = it->second;
+      p.liveBytes -= cls;
       if (p.cachedBytes + cls <= kMaxCachedBytes) {
         p.free[cls].push_back(block);
         p.cachedBytes += cls;
@@ -169,7 +181,8 @@ extern "C" void mp_cuda_copy_to_host(void *host, const void *device,
     return;
   // Kernels on any stream must be done; their failures surface here.
   if (!check(driver().cuCtxSynchronize(), [] {
-        return std::string("cuCtxSynchronize(waiting for the kernels)");
+        return std::string("cuCtxSynchronize(waiting for the kernels; run "
+                           "with MP_CUDA_SYNC=1 to find the failing one)");
       }))
     return;
   check(driver().cuMemcpyDtoH_v2(host, reinterpret_cast<CUdeviceptr>(device),
@@ -208,6 +221,23 @@ extern "C" void *mp_cuda_constant(const void *host, int64_t bytes) {
   }
   c.copies.emplace(host, Constants::Copy{device, size_t(bytes)});
   return reinterpret_cast<void *>(device);
+}
+
+extern "C" void mp_cuda_memory_stats(mp_memory_stats *stats) {
+  if (!stats)
+    return;
+  Pool &p = pool();
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    stats->buffer_bytes = p.liveBytes;
+    stats->peak_buffer_bytes = p.peakBytes;
+    stats->cached_bytes = p.cachedBytes;
+  }
+  Constants &c = constants();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  stats->constant_bytes = 0;
+  for (auto &entry : c.copies)
+    stats->constant_bytes += entry.second.bytes;
 }
 
 void mp::releaseConstantsOf(const void *base) {

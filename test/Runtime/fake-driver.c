@@ -79,6 +79,23 @@
 // HAPPY-NEXT: fake: cuMemFree_v2
 // HAPPY-NEXT: fake: cuModuleUnload 'cubin-sm80'
 // HAPPY-NEXT: status: 0
+//
+// Launches share one stream and are not waited for one by one (the copy
+// back to the host waits); MP_CUDA_SYNC=1 waits after each launch.
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_TRACE_STREAMS=1 %t happy | FileCheck %s --check-prefix=ASYNC
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_TRACE_STREAMS=1 MP_CUDA_SYNC=1 %t happy | FileCheck %s --check-prefix=SYNC
+// ASYNC: fake: cuStreamCreate
+// ASYNC-NEXT: fake: launch fake_add
+// ASYNC-NEXT: c = 11 22 33 44
+// ASYNC-NEXT: fake: launch fake_add
+// ASYNC-NEXT: c = 11 22 33 44
+// ASYNC: status: 0
+// SYNC: fake: cuStreamCreate
+// SYNC-NEXT: fake: launch fake_add
+// SYNC-NEXT: fake: cuStreamSynchronize
+// SYNC-NOT: fake: cuStreamCreate
+// SYNC: fake: launch fake_add
+// SYNC-NEXT: fake: cuStreamSynchronize
 
 #include "container.h"
 #include "mp/mlir_abi.h"

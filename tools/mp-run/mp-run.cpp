@@ -26,6 +26,7 @@
 #include "mp/Execution/TestData.h"
 #include "mp/Execution/TestTree.h"
 #include "mp/Support/ShapeSyntax.h"
+#include "mp/runtime.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -187,10 +188,34 @@ static int runLibrary(MLIRContext *ctx, std::vector<mp::HostTensor> &inputs) {
     llvm::errs() << "mp-run: error: " << error << "\n";
     return status;
   }
-  bool mixed = llvm::any_of(outputs, [](const mp::HostTensor &t) {
-    return t.elementType.isF16();
-  });
-  return finish(ctx, outputs, mixed);
+  if (repeat > 0) {
+    using Clock = std::chrono::steady_clock;
+    double total = 0, best = 1e300;
+    for (unsigned i = 0; i < repeat; ++i) {
+      auto t0 = Clock::now();
+      if (!lib->run(inputs, outputs, status, error)) {
+        llvm::errs() << "mp-run: error: " << error << "\n";
+        return status;
+      }
+      double ms =
+          std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      total += ms;
+      best = std::min(best, ms);
+    }
+    llvm::outs() << llvm::format("time: run mean %.3f ms, min %.3f ms over %u "
+                                 "runs (%s library, host buffers in and out)\n",
+                                 total / repeat, best, (unsigned)repeat,
+                                 lib->target().str().c_str());
+  }
+  if (lib->target() == "cuda") {
+    mp_memory_stats stats;
+    mp_cuda_memory_stats(&stats);
+    llvm::outs() << llvm::format("device memory: peak buffers %.3f MB, "
+                                 "constants %.3f MB\n",
+                                 stats.peak_buffer_bytes / 1e6,
+                                 stats.constant_bytes / 1e6);
+  }
+  return finish(ctx, outputs, lib->precision() == "mixed");
 }
 
 int main(int argc, char **argv) {

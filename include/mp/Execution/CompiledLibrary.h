@@ -38,6 +38,8 @@ public:
   llvm::ArrayRef<HostTensor> outputs() const { return outputSpecs; }
   /// "cpu" or "cuda".
   llvm::StringRef target() const { return targetName; }
+  /// "fp32" or "mixed".
+  llvm::StringRef precision() const { return precisionName; }
 
   /// Runs on inputs matched by name (each described input given once with
   /// its dtype and shape). Sets `status` and `error` on failure.
@@ -47,7 +49,7 @@ public:
 private:
   CompiledLibrary() = default;
   ::mp_library *library = nullptr;
-  std::string targetName;
+  std::string targetName, precisionName;
   std::vector<HostTensor> inputSpecs, outputSpecs;
 };
 

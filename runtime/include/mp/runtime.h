@@ -126,6 +126,19 @@ mp_status mp_library_run(mp_library *lib, const void *const *inputs,
 /** Closes the library (null is ignored). */
 void mp_library_close(mp_library *lib);
 
+/** Device memory the runtime holds for compiled code. */
+typedef struct mp_memory_stats {
+  /** Activation buffers in use now, and their high-water mark. */
+  size_t buffer_bytes, peak_buffer_bytes;
+  /** Freed buffers kept for reuse. */
+  size_t cached_bytes;
+  /** Device copies of constants (weights). */
+  size_t constant_bytes;
+} mp_memory_stats;
+
+/** Fills `stats` (all zero before any CUDA library ran). */
+void mp_cuda_memory_stats(mp_memory_stats *stats);
+
 /** Bytes per element of an mp_dtype (0 for an unknown value). */
 size_t mp_dtype_size(int32_t dtype);
 

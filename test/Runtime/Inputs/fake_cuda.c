@@ -6,6 +6,7 @@
 //   FAKE_CUDA_FAIL      the entry point that fails (e.g. cuMemAlloc_v2)
 //   FAKE_CUDA_FAIL_CODE its CUresult (default: out of memory for
 //                       cuMemAlloc*, CUDA_ERROR_UNKNOWN otherwise)
+//   FAKE_CUDA_TRACE_STREAMS  print stream creations and synchronizations
 // Module loads print the first bytes of their image; memory calls print
 // their sizes. Built with -DFAKE_CUDA_OMIT_LAUNCH it lacks cuLaunchKernel,
 // like a driver that is too old.
@@ -195,6 +196,8 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
 CUresult cuStreamCreate(void **stream, unsigned flags) {
   (void)flags;
   FAKE_ENTRY(cuStreamCreate);
+  if (getenv("FAKE_CUDA_TRACE_STREAMS"))
+    printf("fake: cuStreamCreate\n");
   *stream = malloc(1);
   return 0;
 }
@@ -208,6 +211,8 @@ CUresult cuStreamDestroy_v2(void *stream) {
 CUresult cuStreamSynchronize(void *stream) {
   (void)stream;
   FAKE_ENTRY(cuStreamSynchronize);
+  if (getenv("FAKE_CUDA_TRACE_STREAMS"))
+    printf("fake: cuStreamSynchronize\n");
   return 0;
 }
 
