@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include "SizeClass.h"
+
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -22,15 +24,7 @@ static_assert(sizeof(Header) <= kHeaderBytes, "header must fit");
 /// Free blocks kept at most (beyond, freed to the system).
 constexpr size_t kMaxCachedBytes = size_t(512) << 20;
 
-/// `size` rounded up to a class: multiples of 64 up to 4 KB, then four
-/// classes per power of two (at most 25 % unused).
-size_t sizeClass(size_t size) {
-  if (size <= 4096)
-    return (size + 63) / 64 * 64;
-  size_t power = size_t(1) << (63 - __builtin_clzll(size));
-  size_t step = power / 4;
-  return (size + step - 1) / step * step;
-}
+size_t sizeClass(size_t size) { return mp::poolSizeClass(size, 64); }
 
 struct Pool {
   std::mutex mutex;

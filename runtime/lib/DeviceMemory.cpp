@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <dlfcn.h>
+#include "SizeClass.h"
+
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -29,14 +31,8 @@ constexpr size_t kMaxCachedBytes = size_t(1) << 30;
 /// cuMemAlloc aligns to at least 256 bytes.
 constexpr size_t kDeviceAlignment = 256;
 
-/// `size` rounded up to a class: multiples of 256 up to 4 KB, then four
-/// classes per power of two (at most 25 % unused).
 size_t sizeClass(size_t size) {
-  if (size <= 4096)
-    return (size + 255) / 256 * 256;
-  size_t power = size_t(1) << (63 - __builtin_clzll(size));
-  size_t step = power / 4;
-  return (size + step - 1) / step * step;
+  return mp::poolSizeClass(size, kDeviceAlignment);
 }
 
 struct Pool {

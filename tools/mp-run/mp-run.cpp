@@ -140,6 +140,27 @@ static int runTestDir() {
   mp::TestTreeCounts counts = mp::runTestTree(testDir, options, llvm::outs());
   return counts.failed ? 1 : 0;
 }
+/// Mean and best wall time of `repeat` calls of `run` in ms; false as soon
+/// as one fails.
+struct RunTimes {
+  double mean = 0, best = 0;
+};
+static bool timeRuns(llvm::function_ref<bool()> run, RunTimes &times) {
+  using Clock = std::chrono::steady_clock;
+  double total = 0, best = 1e300;
+  for (unsigned i = 0; i < repeat; ++i) {
+    auto t0 = Clock::now();
+    if (!run())
+      return false;
+    double ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    total += ms;
+    best = std::min(best, ms);
+  }
+  times = {total / repeat, best};
+  return true;
+}
+
 /// Writes the outputs (--output-dir) and compares them (--compare).
 static int finish(MLIRContext *ctx, std::vector<mp::HostTensor> &outputs,
                   bool mixed) {
@@ -189,22 +210,15 @@ static int runLibrary(MLIRContext *ctx, std::vector<mp::HostTensor> &inputs) {
     return status;
   }
   if (repeat > 0) {
-    using Clock = std::chrono::steady_clock;
-    double total = 0, best = 1e300;
-    for (unsigned i = 0; i < repeat; ++i) {
-      auto t0 = Clock::now();
-      if (!lib->run(inputs, outputs, status, error)) {
-        llvm::errs() << "mp-run: error: " << error << "\n";
-        return status;
-      }
-      double ms =
-          std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-      total += ms;
-      best = std::min(best, ms);
+    RunTimes times;
+    if (!timeRuns([&] { return lib->run(inputs, outputs, status, error); },
+                  times)) {
+      llvm::errs() << "mp-run: error: " << error << "\n";
+      return status;
     }
     llvm::outs() << llvm::format("time: run mean %.3f ms, min %.3f ms over %u "
                                  "runs (%s library, host buffers in and out)\n",
-                                 total / repeat, best, (unsigned)repeat,
+                                 times.mean, times.best, (unsigned)repeat,
                                  lib->target().str().c_str());
   }
   if (lib->target() == "cuda") {
@@ -334,19 +348,12 @@ int main(int argc, char **argv) {
   if (!model->run(inputs, outputs))
     return 1;
   if (repeat > 0) {
-    double total = 0, best = 1e300;
-    for (unsigned i = 0; i < repeat; ++i) {
-      auto t0 = Clock::now();
-      if (!model->run(inputs, outputs))
-        return 1;
-      double ms =
-          std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-      total += ms;
-      best = std::min(best, ms);
-    }
+    RunTimes times;
+    if (!timeRuns([&] { return model->run(inputs, outputs); }, times))
+      return 1;
     llvm::outs() << llvm::format("time: compile %.1f ms; run mean %.3f ms, "
                                  "min %.3f ms over %u runs\n",
-                                 compileMs, total / repeat, best,
+                                 compileMs, times.mean, times.best,
                                  (unsigned)repeat);
   }
 
