@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The one command for the GPU machine (device tool):  bash bench/gpu/run.sh
+#
+# Runs bench/gpu/run.py on the CUDA libraries that bench/gpu/build.sh built
+# on a machine without a GPU (carried as bench/gpu/artifacts). Results go to
+# $OUT (the device tool sets it; default ./gpu-out). Extra arguments go to
+# run.py (e.g. --only tts_decoder, or --device cpu for a dry run here).
+# `timeout` is the hard guard: a kernel stuck inside the driver cannot be
+# interrupted from Python, and run.py has already written what it finished.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+if [[ " $* " != *" --device cpu "* ]]; then
+  if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L; then
+    echo "error: no NVIDIA GPU here (nvidia-smi missing or failing)"; exit 3
+  fi
+fi
+if [ ! -f bench/gpu/artifacts/manifest.json ]; then
+  echo "error: bench/gpu/artifacts/manifest.json missing: run bash bench/gpu/build.sh on the build"
+  echo "machine and carry bench/gpu/artifacts"; exit 3
+fi
+PYTHONUNBUFFERED=1 timeout -k 10 "${MP_BENCH_TIMEOUT:-330}" "$PY" bench/gpu/run.py --out "$OUT" "$@"
+rc=$?
+[ $rc = 124 ] && echo "run.py hit the ${MP_BENCH_TIMEOUT:-330} s limit; partial results kept"
+echo "results: $OUT/results.md and $OUT/results.json (run.py exit $rc)"
+exit $rc

@@ -1,0 +1,89 @@
+"""The GPU benchmark's flow, end to end, without a GPU (bench/gpu/README.md).
+
+build.sh on one small model (CUDA and CPU libraries, references, manifest),
+then run.py --device cpu (the CPU libraries through the same checks and
+timing), and run.py --device cuda with no driver: every library must fail
+to load with the runtime's message, the results must still be written and
+the exit status must be 1. This is what keeps the prepared GPU run from
+failing on something a CPU could have caught.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("MP_BUILD_DIR", REPO / "build")).resolve()
+# The smallest model that is present (shared models are not in the repo).
+CANDIDATES = [REPO.parent / "shared" / "models" / "openwakeword_hello_deepa", REPO / "examples" / "tts_decoder"]
+
+
+def _has_ptxas() -> bool:
+    roots = [os.environ.get(v) for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]
+    return bool(shutil.which("ptxas")) or any(r and (Path(r) / "bin" / "ptxas").is_file() for r in roots)
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory):
+    if not (BUILD / "bin" / "mp-compile").is_file() or BUILD != REPO / "build":
+        pytest.skip("mp-compile is not built in build/ (bench/gpu/build.sh uses build/)")
+    if not _has_ptxas():
+        pytest.skip("no CUDA toolkit (ptxas) on this machine")
+    model = next(m for m in CANDIDATES if (m / "test_data_set_0").is_dir())
+    art = tmp_path_factory.mktemp("gpu-bench") / "artifacts"
+    env = dict(os.environ, ARTIFACTS=str(art), PYTHON=sys.executable)
+    proc = subprocess.run(["bash", str(REPO / "bench" / "gpu" / "build.sh"), model.name],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "artifacts:" in proc.stdout
+    return model.name, art
+
+
+def _run(art: Path, out: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO / "bench" / "gpu" / "run.py"), "--artifacts", str(art),
+                           "--out", str(out), "--runs", "5", "--seconds", "0.2", *args],
+                          env=dict(os.environ, **env), capture_output=True, text=True, timeout=300)
+
+
+def test_build_writes_manifest(artifacts):
+    name, art = artifacts
+    manifest = json.loads((art / "manifest.json").read_text())
+    (model,) = manifest["models"]
+    assert model["name"] == name and (art / model["onnx"]).is_file()
+    assert [b["precision"] for b in model["builds"]] == ["fp32", "mixed"]
+    for b in model["builds"]:
+        for target in ("cuda", "cpu"):
+            assert b[target]["ok"], b[target]
+            lib = art / b[target]["library"]
+            assert (lib.parent / "libmp_runtime.so").is_file()
+        assert b["cuda"]["gpu_archs"] == ["sm_90"]
+        assert all((art / r["file"]).is_file() for r in b["reference"])
+
+
+def test_dry_run_on_cpu(artifacts, tmp_path):
+    name, art = artifacts
+    proc = _run(art, tmp_path, "--device", "cpu")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["done"] and not results["failures"]
+    assert [(x["model"], x["precision"], x["ok"]) for x in results["libraries"]] == \
+        [(name, "fp32", True), (name, "mixed", True)]
+    assert all(x["timing"]["runs"] >= 3 for x in results["libraries"])
+    assert "| PASS |" in (tmp_path / "results.md").read_text()
+
+
+def test_cuda_without_driver_fails_cleanly(artifacts, tmp_path):
+    _, art = artifacts
+    proc = _run(art, tmp_path, "--device", "cuda", MP_CUDA_DRIVER="/nonexistent/libcuda.so.1")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert len(results["libraries"]) == 2
+    assert all("CUDA driver not found" in x["error"] for x in results["libraries"])
+    assert "FAIL" in (tmp_path / "results.md").read_text()
