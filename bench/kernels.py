@@ -110,16 +110,16 @@ def measure(model: Path, precision: str, archs: list[str], ptxas: Path, tmp: Pat
         body = text[h.end():heads[i + 1].start() if i + 1 < len(heads) else len(text)]
         path = tmp / f"{model.name}.{precision}.{h.group(1)}.{h.group(2)}.ptx"
         path.write_text(body)
-        jobs_in.append((h.group(1), h.group(2), path))
+        jobs_in.append((h.group(1), h.group(2), path, "mma.sync" in body, "shfl.sync" in body))
     with ThreadPoolExecutor(jobs) as pool:
         results = list(pool.map(lambda j: run_ptxas(ptxas, j[2], j[1]), jobs_in))
     res = {a: {"kernels": [], "failures": []} for a in archs}
-    for (module, arch, _), (rc, log) in zip(jobs_in, results):
+    for (module, arch, _, mma, shfl), (rc, log) in zip(jobs_in, results):
         entries = parse_ptxas(log) if rc == 0 else []
         if rc != 0 or not entries:
             res[arch]["failures"].append((module, log.strip()))
         for e in entries:
-            res[arch]["kernels"].append({"module": module, **e})
+            res[arch]["kernels"].append({"module": module, "mma": mma, "shfl": shfl, **e})
     return res
 
 
@@ -147,11 +147,15 @@ def report(results: dict, archs: list[str], ptxas: Path, mp_id: str) -> str:
         "model.onnx under ../shared/models and examples/, shapes from test_data_set_0),",
         f"precision (fp32, mixed) and architecture ({', '.join(archs)}). No GPU is used.",
         "",
-        "These are the **baseline** kernels (docs/compile.md): one kernel per linalg op, one",
-        "thread per output element, reductions inside the thread, no shared memory, no Tensor",
-        "Cores. The goal is **zero spills in the main kernels** (matmul, conv, attention) as",
-        "tiling, shared memory, warp reductions and Tensor Cores come in; this table is the",
-        "baseline to compare against.",
+        "f16 contractions (MatMul, Gemm, Conv as implicit GEMM, attention's products) run on",
+        "Tensor Cores (`mma.sync` m16n8k16, f32 accumulation: the *TC kernels* column,",
+        "`mp-contraction-to-mma`); reductions along contiguous rows of at least 32 elements",
+        "(Softmax, LayerNorm, Reduce*) are one block per row with warp shuffles and shared",
+        "memory (*block reductions*, `mp-reduction-to-gpu`); every other op is the baseline",
+        "kernel of docs/compile.md (one kernel per fused linalg op, one thread per output",
+        "element). In fp32 only models stored in f16 (the llama and GQA ones) have f16",
+        "contractions, hence TC kernels. The goal is **zero spills in the main kernels**",
+        "(matmul, conv, attention).",
         "",
         f"- Date: {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}",
         f"- Machine: `{tool_version(['uname', '-a'])}`; CPU: {cpu_model()}",
@@ -166,16 +170,19 @@ def report(results: dict, archs: list[str], ptxas: Path, mp_id: str) -> str:
         "Kernels: ptxas entry functions. Spilling: kernels with any spill store or load;",
         "spill bytes: stores + loads summed over all kernels.",
         "",
-        "| model | precision | arch | kernels | ptxas failures | max registers | spilling kernels | spill bytes | max stack | max smem |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| model | precision | arch | kernels | TC kernels | block reductions | ptxas failures | max registers | max TC registers | spilling kernels | spill bytes | max stack | max smem |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (model, prec), per_arch in results.items():
         for arch in archs:
             ks, fails = per_arch[arch]["kernels"], per_arch[arch]["failures"]
             spill = [k for k in ks if k["spill_st"] or k["spill_ld"]]
+            tc = [k for k in ks if k["mma"]]
             lines.append(
-                f"| {model} | {prec} | {arch} | {len(ks)} | {len(fails)} | "
-                f"{max((k['regs'] or 0 for k in ks), default=0)} | {len(spill)} | "
+                f"| {model} | {prec} | {arch} | {len(ks)} | {len(tc)} | "
+                f"{sum(k['shfl'] for k in ks)} | {len(fails)} | "
+                f"{max((k['regs'] or 0 for k in ks), default=0)} | "
+                f"{max((k['regs'] or 0 for k in tc), default='-')} | {len(spill)} | "
                 f"{sum(k['spill_st'] + k['spill_ld'] for k in ks)} | "
                 f"{max((k['stack'] for k in ks), default=0)} | {max((k['smem'] for k in ks), default=0)} |")
     lines += ["", "## Most registers", "",
@@ -218,7 +225,9 @@ def main(argv: list[str] | None = None) -> int:
                     failed += len(r["failures"])
                     for module, log in r["failures"]:
                         print(f"  ptxas FAILED {module} {arch}:\n{log[-1500:]}", file=sys.stderr)
-                    print(f"{model.name} {prec} {arch}: {len(r['kernels'])} kernels, "
+                    print(f"{model.name} {prec} {arch}: {len(r['kernels'])} kernels "
+                          f"({sum(k['mma'] for k in r['kernels'])} on Tensor Cores, "
+                          f"{sum(k['shfl'] for k in r['kernels'])} block reductions), "
                           f"max {max((k['regs'] or 0 for k in r['kernels']), default=0)} registers, "
                           f"{len(r['failures'])} failures", file=sys.stderr)
     if binary_id(mp_compile()) != mp_id:

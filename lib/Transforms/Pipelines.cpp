@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
@@ -52,6 +53,10 @@ struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
   Option<int64_t> blockSize{*this, "block-size",
                             llvm::cl::desc("Threads per block"),
                             llvm::cl::init(256)};
+  Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("f16 contractions on Tensor Cores (mma.sync, sm_80+)"),
+      llvm::cl::init(true)};
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit root holding bin/ptxas and nvvm/libdevice "
@@ -166,6 +171,19 @@ void mp::buildCudaPipeline(OpPassManager &pm,
                            const CudaPipelineOptions &options) {
   buildBufferizedLinalgPipeline(pm, /*resultsAsOutParams=*/true,
                                 /*outlineAndVectorize=*/false);
+  // mma.sync m16n8k16 on f16 needs sm_80: every image must have it.
+  bool allAmpere = llvm::all_of(options.chips, [](StringRef chip) {
+    unsigned sm = 0;
+    return chip.consume_front("sm_") && !chip.take_while(llvm::isDigit)
+                                             .getAsInteger(10, sm) &&
+           sm >= 80;
+  });
+  if (options.tensorCores && allAmpere)
+    pm.addPass(createContractionToMma());
+  ReductionToGpuOptions reductions;
+  reductions.blockSize =
+      std::clamp<int64_t>(options.blockSize / 32 * 32, 32, 1024);
+  pm.addPass(createReductionToGpu(reductions));
   MapToGpuOptions map;
   map.blockSize = options.blockSize;
   pm.addPass(createMapToGpu(map));
@@ -188,7 +206,9 @@ void mp::buildCudaPipeline(OpPassManager &pm,
     target.optLevel = 3;
     pm.addPass(createGpuNVVMAttachTarget(target));
   }
-  // Device code: gpu.func -> NVVM (math through libdevice).
+  // Device code: gpu.func -> NVVM (math through libdevice, mma.sync from
+  // nvgpu).
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVGPUToNVVMPass());
   ConvertGpuOpsToNVVMOpsOptions toNVVM;
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(toNVVM));
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
@@ -235,6 +255,7 @@ void mp::registerMpPipelines() {
         options.features = o.features;
         options.assembly = o.format == "isa";
         options.blockSize = o.blockSize;
+        options.tensorCores = o.tensorCores;
         options.toolkit = o.toolkit;
         buildCudaPipeline(pm, options);
       });

@@ -4,6 +4,7 @@
 //              [--gpu sm_80,sm_90] [--precision fp32|mixed] [--policy FILE]
 //              [--fuse-attention] [--input-shape NAME=1x16 ...]
 //              [--shapes-from DIR] [--emit library|mlir|llvm|ptx]
+//              [--block-size N] [--no-tensor-cores]
 //
 // Writes libtts.so (host code, and for CUDA a cubin per architecture),
 // libtts.h and libtts.json. Running it needs only the mp runtime. Every
@@ -60,6 +61,10 @@ static cl::opt<std::string>
                   "LLVM IR), ptx (every kernel, per architecture)"));
 static cl::opt<int64_t> blockSize("block-size", cl::init(256),
                                   cl::desc("CUDA threads per block"));
+static cl::opt<bool> noTensorCores(
+    "no-tensor-cores",
+    cl::desc("CUDA: f16 contractions on CUDA cores instead of Tensor Cores "
+             "(which need sm_80 or newer on every --gpu)"));
 
 static int fail(const Twine &message) {
   llvm::errs() << "mp-compile: error: " << message << "\n";
@@ -171,6 +176,7 @@ int main(int argc, char **argv) {
   if (options.cuda.chips.empty())
     options.cuda.chips = {"sm_80", "sm_90"};
   options.cuda.blockSize = blockSize;
+  options.cuda.tensorCores = !noTensorCores;
   if (emit == "mlir")
     options.emit = mp::LibraryOptions::Emit::Mlir;
   else if (emit == "llvm")

@@ -23,6 +23,74 @@ def MpToLinalg : Pass<"mp-lower-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def ContractionToMma : Pass<"mp-contraction-to-mma", "mlir::ModuleOp"> {
+  let summary = "Run f16 contractions on Tensor Cores (mma.sync m16n8k16)";
+  let description = [{
+    The CUDA target's kernel for MatMul-like ops, on bufferized code with
+    static shapes, before `mp-map-to-gpu`. A `linalg.generic` that computes
+    `out += extf(a) * extf(b)` with `a`, `b` f16 and `out` f32 (MatMul,
+    Gemm, batched MatMul, attention's Q.K^T and P.V), whatever elementwise
+    prologue fusion folded into `a` or `b`, becomes a `gpu.launch` of warp
+    tiles: each warp owns 16 rows by `8 * subtiles` columns of the result
+    and steps through the reduction 16 at a time with `nvgpu.mma.sync`
+    (m16n8k16, f16 inputs, f32 accumulation; sm_80 and newer). Loop dims
+    read only by `a` are the rows, only by `b` the columns, the other
+    parallel ones the batch; the reduction may span several dims (a
+    convolution's channels and taps: an implicit GEMM). Tiles that overhang
+    an edge read zeros and store nothing there, so any shape is exact.
+
+    Fragments are gathered from global memory in the PTX layout, with the
+    prologue evaluated per element; other contractions (f32, integer) are
+    left to `mp-map-to-gpu`.
+  }];
+  let options = [
+    Option<"warpsPerBlock", "warps-per-block", "int64_t", /*default=*/"4",
+           "Warps (each one output tile) per thread block, in [1, 32]">,
+    Option<"subtiles", "subtiles", "int64_t", /*default=*/"4",
+           "8-column mma tiles per warp (reuse of each row fragment)">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
+    "::mlir::affine::AffineDialect",
+  ];
+}
+
+def ReductionToGpu : Pass<"mp-reduction-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Reductions along rows as one thread block per output";
+  let description = [{
+    The CUDA target's kernel for Softmax, LayerNorm, RMSNorm and Reduce*, on
+    bufferized code with static shapes, before `mp-map-to-gpu`. A
+    `linalg.generic` that folds one f32 or i32 value per iteration into its
+    accumulator with an associative combiner (`addf`, `mulf`, `maximumf`,
+    `minimumf`, `maxnumf`, `minnumf`, integer add/mul/min/max/and/or/xor),
+    whatever elementwise computation fusion folded in front of it, becomes a
+    `gpu.launch` with one block per output element: the threads stride over
+    the reduced elements folding their share in registers, then
+    `gpu.all_reduce` combines the partials (warp shuffles, then shared
+    memory across warps) and thread 0 folds the total into the output.
+
+    It applies when at least `min-reduction` elements are reduced and the
+    innermost reduction dim is the innermost, unit-stride index of every
+    input that depends on the reduction, so consecutive threads read
+    consecutive addresses (rows of a LayerNorm, the last axis of a
+    Softmax). Otherwise one thread per output, as `mp-map-to-gpu` maps it,
+    is the coalesced choice and the op is left alone.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Most threads per block (a multiple of 32, at most 1024)">,
+    Option<"minReduction", "min-reduction", "int64_t", /*default=*/"32",
+           "Fewest reduced elements per output to use a block">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::affine::AffineDialect",
+  ];
+}
+
 def MapToGpu : Pass<"mp-map-to-gpu", "mlir::ModuleOp"> {
   let summary = "Turn bufferized linalg ops into GPU-mapped parallel loops";
   let description = [{

@@ -45,6 +45,9 @@ struct CudaPipelineOptions {
   bool assembly = false;
   /// Threads per block of the generic kernels.
   int64_t blockSize = 256;
+  /// f16 contractions on Tensor Cores (mma.sync); ignored unless every
+  /// chip is sm_80 or newer.
+  bool tensorCores = true;
   /// CUDA toolkit root; empty: findCudaToolkit().
   std::string toolkit;
 };

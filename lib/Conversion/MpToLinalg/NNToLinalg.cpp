@@ -75,8 +75,12 @@ Value convolve(OpBuilder &b, Location loc, RankedTensorType outType, Value x,
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   int64_t m = 1, c = 2 + spatial, k0 = c + 1;
   int64_t outPerGroup = outType.getDimSize(1) / group;
+  // Without groups the channel is c alone, so m indexes the weight only
+  // (the contraction is an implicit GEMM with m as its columns).
   SmallVector<AffineExpr> xExprs = {
-      d(0), d(m).floorDiv(outPerGroup) * channelsPerGroup + d(c)};
+      d(0), group == 1
+                ? d(c)
+                : d(m).floorDiv(outPerGroup) * channelsPerGroup + d(c)};
   for (int64_t i = 0; i < spatial; ++i)
     xExprs.push_back(d(2 + i) * strides[i] + d(k0 + i) * dilations[i]);
   SmallVector<AffineExpr> outExprs;
@@ -215,6 +219,8 @@ struct ConvTransposeLowering : public OpRewritePattern<ConvTransposeOp> {
     SmallVector<AffineExpr> wExprs = {
         d(1).floorDiv(outPerGroup) * cPerGroup + d(2 + spatial),
         d(1) % outPerGroup};
+    if (op.getGroup() == 1)
+      wExprs = {d(2 + spatial), d(1)};
     for (int64_t i = 0; i < spatial; ++i)
       wExprs.push_back(getAffineConstantExpr(kernel[i] - 1, ctx) -
                        d(3 + spatial + i));

@@ -1,0 +1,121 @@
+// RUN: mp-opt %s --mp-contraction-to-mma --canonicalize --split-input-file | FileCheck %s
+// RUN: mp-opt %s --mp-contraction-to-mma="warps-per-block=2 subtiles=1" --canonicalize --split-input-file | FileCheck %s --check-prefix=SMALL
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (k, n)>
+#c = affine_map<(m, n, k) -> (m, n)>
+
+// Aligned 32x64x32: 2 row tiles x 2 column tiles of 16x32 (4 subtiles of
+// 8), one block of 4 warps; the k loop takes 16 at a time; no edge guards.
+// CHECK-LABEL: func.func @aligned
+//  CHECK-SAME:   (%[[A:.+]]: memref<32x32xf16>, %[[B:.+]]: memref<32x64xf16>, %[[C:.+]]: memref<32x64xf32>)
+//   CHECK-DAG:   %[[C1:.+]] = arith.constant 1 : index
+//   CHECK-DAG:   %[[C128:.+]] = arith.constant 128 : index
+//       CHECK:   gpu.launch blocks({{.*}}) in ({{.*}} = %[[C1]], {{.*}} = %[[C1]], {{.*}} = %[[C1]]) threads({{.*}}) in ({{.*}} = %[[C128]],
+//   CHECK-NOT:     arith.select
+//       CHECK:     memref.load %[[C]]
+// A's row-major pairs along k are single aligned 2-element loads; B's
+// pairs along k are a column apart, loaded one by one.
+//       CHECK:     scf.for {{.*}} iter_args
+//   CHECK-NOT:       arith.select
+//       CHECK:       vector.load %[[A]][%{{.+}}, %{{.+}}] {alignment = 4 : i64} : memref<32x32xf16>, vector<2xf16>
+//       CHECK:       memref.load %[[B]]
+//       CHECK:       nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK-COUNT-3:     nvgpu.mma.sync
+//       CHECK:       scf.yield
+//       CHECK:     memref.store {{.*}}, %[[C]]
+//   CHECK-NOT:   linalg.generic
+// SMALL-LABEL: func.func @aligned
+//       SMALL:   %[[C64:.+]] = arith.constant 64 : index
+//       SMALL:   %[[C8:.+]] = arith.constant 8 : index
+//       SMALL:   gpu.launch blocks({{.*}}) in ({{.*}} = %[[C8]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[C64]],
+// SMALL-COUNT-1: nvgpu.mma.sync
+//   SMALL-NOT:   nvgpu.mma.sync
+func.func @aligned(%a: memref<32x32xf16>, %b: memref<32x64xf16>, %c: memref<32x64xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<32x32xf16>, memref<32x64xf16>) outs(%c : memref<32x64xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %0 = arith.extf %x : f16 to f32
+    %1 = arith.extf %y : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %acc, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(b, h, m, k, n) -> (b, h, m, k)>
+#b = affine_map<(b, h, m, k, n) -> (b, h, k, n)>
+#c = affine_map<(b, h, m, k, n) -> (b, h, m, n)>
+
+// A decode step's P.V: one row (m = 1), 9 cached positions (k), 32 columns,
+// 4 heads batched. Rows past 1 and k past 9 read zeros; rows past 1 store
+// nothing. The probabilities are f32 rounded to f16 (a fused cast), which
+// is evaluated per loaded element. One k step: no loop.
+// CHECK-LABEL: func.func @decode_pv
+//  CHECK-SAME:   (%[[P:.+]]: memref<1x4x1x9xf32>, %[[V:.+]]: memref<1x4x9x32xf16>, %[[O:.+]]: memref<1x4x1x32xf32>)
+//       CHECK:   gpu.launch blocks({{.*}}) in ({{.*}} = %{{.+}}, {{.*}}) threads({{.*}}) in ({{.*}} = %[[C128:.+]],
+//       CHECK:     scf.if
+//   CHECK-NOT:     scf.for
+//       CHECK:       %[[PK:.+]] = memref.load %[[P]]
+//       CHECK:       %[[H:.+]] = arith.truncf %[[PK]] : f32 to f16
+//       CHECK:       arith.select %{{.+}}, %[[H]], %{{.+}} : f16
+//       CHECK:       memref.load %[[V]]
+//       CHECK:       nvgpu.mma.sync
+//       CHECK:     scf.if
+//       CHECK:       memref.store {{.*}}, %[[O]]
+func.func @decode_pv(%p: memref<1x4x1x9xf32>, %v: memref<1x4x9x32xf16>, %o: memref<1x4x1x32xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%p, %v : memref<1x4x1x9xf32>, memref<1x4x9x32xf16>) outs(%o : memref<1x4x1x32xf32>) {
+  ^bb0(%x: f32, %y: f16, %acc: f32):
+    %h = arith.truncf %x : f32 to f16
+    %0 = arith.extf %h : f16 to f32
+    %1 = arith.extf %y : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %2, %acc : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (k, n)>
+#c = affine_map<(m, n, k) -> (m, n)>
+
+// Not for Tensor Cores: f32 products, a reused accumulator, an integer
+// contraction. They stay linalg.generic for mp-map-to-gpu.
+// CHECK-LABEL: func.func @left_alone
+//   CHECK-NOT:   gpu.launch
+// CHECK-COUNT-3: linalg.generic
+func.func @left_alone(%a: memref<16x16xf16>, %b: memref<16x16xf16>, %c: memref<16x16xf32>,
+                      %af: memref<16x16xf32>, %ai: memref<16x16xi32>, %ci: memref<16x16xi32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%af, %af : memref<16x16xf32>, memref<16x16xf32>) outs(%c : memref<16x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %0 = arith.mulf %x, %y : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<16x16xf16>, memref<16x16xf16>) outs(%c : memref<16x16xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %0 = arith.extf %x : f16 to f32
+    %1 = arith.extf %y : f16 to f32
+    %2 = arith.mulf %0, %acc : f32
+    %3 = arith.mulf %2, %1 : f32
+    %4 = arith.addf %acc, %3 : f32
+    linalg.yield %4 : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ai, %ai : memref<16x16xi32>, memref<16x16xi32>) outs(%ci : memref<16x16xi32>) {
+  ^bb0(%x: i32, %y: i32, %acc: i32):
+    %0 = arith.muli %x, %y : i32
+    %1 = arith.addi %acc, %0 : i32
+    linalg.yield %1 : i32
+  }
+  return
+}

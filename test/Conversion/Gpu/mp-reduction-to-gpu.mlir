@@ -1,0 +1,130 @@
+// RUN: mp-opt %s --mp-reduction-to-gpu --canonicalize --split-input-file | FileCheck %s
+
+#in = affine_map<(r, c) -> (r, c)>
+#out = affine_map<(r, c) -> (r)>
+
+// Row sums of 1000 elements: one block of 256 threads per row, each
+// thread folding every 256th element from 0, a block-wide add, and thread
+// 0 adding the total to the output.
+// CHECK-LABEL: func.func @row_sum
+//  CHECK-SAME:   (%[[X:.+]]: memref<4x1000xf32>, %[[S:.+]]: memref<4xf32>)
+//   CHECK-DAG:   %[[C4:.+]] = arith.constant 4 : index
+//   CHECK-DAG:   %[[C256:.+]] = arith.constant 256 : index
+//       CHECK:   gpu.launch blocks(%[[B:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C4]], {{.*}}) threads(%[[T:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C256]],
+//       CHECK:     %[[P:.+]] = scf.for %[[I:.+]] = %[[T]] to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (f32)
+//       CHECK:       %[[V:.+]] = memref.load %[[X]][%[[B]], %[[I]]]
+//       CHECK:       %[[NEXT:.+]] = arith.addf %[[V]], %[[ACC]] : f32
+//       CHECK:       scf.yield %[[NEXT]]
+//       CHECK:     %[[SUM:.+]] = gpu.all_reduce add %[[P]] uniform {
+//       CHECK:     scf.if
+//       CHECK:       %[[OLD:.+]] = memref.load %[[S]][%[[B]]]
+//       CHECK:       %[[NEW:.+]] = arith.addf %[[SUM]], %[[OLD]] : f32
+//       CHECK:       memref.store %[[NEW]], %[[S]][%[[B]]]
+//   CHECK-NOT:   linalg.generic
+func.func @row_sum(%x: memref<4x1000xf32>, %s: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x1000xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %0 = arith.addf %v, %acc : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+#in = affine_map<(r, c) -> (r, c)>
+#out = affine_map<(r, c) -> (r)>
+
+// Softmax's max over f16 logits widened to f32 (a fused cast): the cast is
+// evaluated per element; the fold starts from -inf and keeps NaN.
+// 64 elements: a block of 64 threads, one element each.
+// CHECK-LABEL: func.func @row_max_f16
+//       CHECK:   %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+//       CHECK:   gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %[[C64:.+]],
+//       CHECK:     scf.for {{.*}} iter_args(%{{.+}} = %[[NEGINF]])
+//       CHECK:       %[[H:.+]] = memref.load
+//       CHECK:       %[[F:.+]] = arith.extf %[[H]] : f16 to f32
+//       CHECK:       arith.maximumf %[[F]], %{{.+}} : f32
+//       CHECK:     gpu.all_reduce maximumf
+func.func @row_max_f16(%x: memref<8x64xf16>, %m: memref<8xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x64xf16>) outs(%m : memref<8xf32>) {
+  ^bb0(%v: f16, %acc: f32):
+    %0 = arith.extf %v : f16 to f32
+    %1 = arith.maximumf %0, %acc : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+#in = affine_map<(b, c, t) -> (b, c, t)>
+#out = affine_map<(b, c, t) -> (b)>
+
+// A reduction over two dims (ReduceSum over axes 1 and 2): the flat index
+// splits into channel and time.
+// CHECK-LABEL: func.func @two_axes
+//       CHECK:   gpu.launch
+//       CHECK:     scf.for %[[I:[^ ]+]] =
+//   CHECK-DAG:       %[[CH:.+]] = arith.divui %[[I]], %[[C64:.+]] : index
+//   CHECK-DAG:       %[[TM:.+]] = arith.remui %[[I]], %[[C64]] : index
+//       CHECK:       memref.load %{{.+}}[%{{.+}}, %[[CH]], %[[TM]]]
+//       CHECK:     gpu.all_reduce add
+func.func @two_axes(%x: memref<2x8x64xf32>, %s: memref<2xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : memref<2x8x64xf32>) outs(%s : memref<2xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %0 = arith.addf %v, %acc : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
+
+// -----
+
+#col = affine_map<(c, r) -> (r, c)>
+#out = affine_map<(c, r) -> (c)>
+#small = affine_map<(r, c) -> (r, c)>
+#rows = affine_map<(r, c) -> (r)>
+#a = affine_map<(n, k) -> (k)>
+#b = affine_map<(n, k) -> (k, n)>
+#o = affine_map<(n, k) -> (n)>
+
+// Left for one thread per output: a column sum (threads of a block would
+// read a column apart), a short row, an f16 accumulator, and a
+// matrix-vector product with a row-major matrix (coalesced over n).
+// CHECK-LABEL: func.func @left_alone
+//   CHECK-NOT:   gpu.launch
+// CHECK-COUNT-4: linalg.generic
+func.func @left_alone(%x: memref<256x4xf32>, %s: memref<4xf32>, %y: memref<4x16xf32>,
+                      %h: memref<4x256xf16>, %hs: memref<4xf16>,
+                      %v: memref<512xf32>, %w: memref<512x128xf32>, %o: memref<128xf32>) {
+  linalg.generic {indexing_maps = [#col, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<256x4xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%e: f32, %acc: f32):
+    %0 = arith.addf %e, %acc : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#small, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%y : memref<4x16xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%e: f32, %acc: f32):
+    %0 = arith.addf %e, %acc : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#small, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%h : memref<4x256xf16>) outs(%hs : memref<4xf16>) {
+  ^bb0(%e: f16, %acc: f16):
+    %0 = arith.addf %e, %acc : f16
+    linalg.yield %0 : f16
+  }
+  linalg.generic {indexing_maps = [#a, #b, #o], iterator_types = ["parallel", "reduction"]}
+      ins(%v, %w : memref<512xf32>, memref<512x128xf32>) outs(%o : memref<128xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %0 = arith.mulf %p, %q : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
