@@ -246,7 +246,8 @@ std::string headerSource(const EntrySignature &entry,
 }
 
 std::string descriptionJson(const EntrySignature &entry,
-                            const LibraryOptions &options) {
+                            const LibraryOptions &options,
+                            const ArenaStats &arena) {
   auto tensors = [](ArrayRef<HostTensor> list) {
     llvm::json::Array out;
     for (const HostTensor &t : list) {
@@ -275,6 +276,11 @@ std::string descriptionJson(const EntrySignature &entry,
       {"entry", "mp_model_run"},
       {"inputs", tensors(entry.inputs)},
       {"outputs", tensors(entry.outputs)},
+      {"activation_arena",
+       llvm::json::Object{{"bytes", arena.bytes},
+                          {"buffers", arena.buffers},
+                          {"buffer_bytes", arena.bufferBytes},
+                          {"peak_bytes", arena.peakBytes}}},
   };
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -15,6 +15,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -90,6 +91,26 @@ std::string collectPtx(ModuleOp module) {
   return text;
 }
 
+/// What mp-plan-arena recorded on the entry function (an `mp.arena`
+/// dictionary, carried to the llvm.func and its C interface).
+ArenaStats arenaOf(ModuleOp module, const EntrySignature &entry) {
+  ArenaStats stats;
+  Operation *func = SymbolTable::lookupSymbolIn(module, entry.symbol);
+  auto dict = func ? func->getAttrOfType<DictionaryAttr>("mp.arena")
+                   : DictionaryAttr();
+  if (!dict)
+    return stats;
+  auto get = [&](StringRef key) {
+    auto value = dict.getAs<IntegerAttr>(key);
+    return value ? value.getInt() : 0;
+  };
+  stats.bytes = get("bytes");
+  stats.buffers = get("buffers");
+  stats.bufferBytes = get("buffer_bytes");
+  stats.peakBytes = get("peak_bytes");
+  return stats;
+}
+
 LogicalResult runCommand(Location loc, ArrayRef<std::string> argv) {
   SmallVector<StringRef> args(argv.begin(), argv.end());
   std::string error;
@@ -132,8 +153,16 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
     buildCpuPipeline(pm, /*resultsAsOutParams=*/true,
                      /*pooledAllocations=*/true);
   }
+  // The --mlir-print-ir-* options, where the tool registered them.
+  (void)applyPassManagerCLOptions(pm);
   if (failed(pm.run(module)))
     return failure();
+  ArenaStats arena = arenaOf(module, entry);
+  if (arena.buffers)
+    progress << llvm::formatv(
+        "mp-compile: activation arena: {0} bytes for {1} temporaries ({2} "
+        "bytes if each had its own buffer; at most {3} live at once)\n",
+        arena.bytes, arena.buffers, arena.bufferBytes, arena.peakBytes);
   if (options.emit == LibraryOptions::Emit::Ptx)
     return writeText(loc, options.outputPath, collectPtx(module));
   if (options.emit == LibraryOptions::Emit::Mlir) {
@@ -233,7 +262,7 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
   llvm::sys::path::replace_extension(header, ".h");
   llvm::sys::path::replace_extension(json, ".json");
   if (failed(writeText(loc, header, headerSource(entry, options, stem))) ||
-      failed(writeText(loc, json, descriptionJson(entry, options))))
+      failed(writeText(loc, json, descriptionJson(entry, options, arena))))
     return failure();
   progress << "mp-compile: wrote " << out << ", " << header << ", " << json
            << "\n";

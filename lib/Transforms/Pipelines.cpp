@@ -120,6 +120,8 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   // Clones the deallocation pipeline may insert become alloc + copy.
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Temporaries share one arena planned here: one allocation per call.
+  pm.addNestedPass<func::FuncOp>(mp::createPlanArena());
 }
 
 void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams,

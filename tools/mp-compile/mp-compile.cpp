@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mp/Compile/Library.h"
+#include "mp/Conversion/Passes.h"
 #include "mp/Execution/Model.h"
 #include "mp/Execution/TestData.h"
 #include "mp/Support/ShapeSyntax.h"
@@ -22,6 +23,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -150,6 +152,12 @@ static bool collectInputs(MLIRContext *ctx, mp::Model &model,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --mlir-print-ir-after=PASS and friends, for looking inside the pipeline
+  // (mp's passes by name, e.g. --mlir-print-ir-after=mp-plan-arena).
+  mp::registerMpPasses();
+  mp::registerMpConversionPasses();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerMLIRContextCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "mp ahead-of-time compiler\n");
   if (modelPath.empty())
     return fail("no model given (mp-compile MODEL.onnx -o libNAME.so)");

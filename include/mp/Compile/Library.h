@@ -38,6 +38,15 @@ struct LibraryOptions {
   std::string hostCompiler;
 };
 
+/// The activation arena mp-plan-arena planned for the entry (zeros when
+/// it planned none).
+struct ArenaStats {
+  int64_t bytes = 0;       ///< the arena: one allocation per run
+  int64_t buffers = 0;     ///< temporaries placed in it
+  int64_t bufferBytes = 0; ///< their sizes summed
+  int64_t peakBytes = 0;   ///< most bytes live at once
+};
+
 /// Lowers `module` (entry prepared by prepareEntry) for the target and
 /// writes the library with its header and JSON description next to it, or
 /// the requested stage. Progress lines go to `progress`; errors are emitted
@@ -57,9 +66,11 @@ std::string headerSource(const EntrySignature &entry,
                          const LibraryOptions &options,
                          llvm::StringRef guardName);
 
-/// `libNAME.json`: target, architectures, inputs and outputs.
+/// `libNAME.json`: target, architectures, inputs, outputs and the
+/// activation arena.
 std::string descriptionJson(const EntrySignature &entry,
-                            const LibraryOptions &options);
+                            const LibraryOptions &options,
+                            const ArenaStats &arena);
 
 } // namespace mp
 

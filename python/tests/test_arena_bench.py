@@ -1,0 +1,44 @@
+"""The compile-time activation arena (mp-plan-arena) through mp-compile and
+bench/arena.py: the plan holds at least the peak of live bytes, and on the
+vocoder, whose layers free their inputs, buffers really share memory. That
+no two live buffers overlap is checked by running: the CPU libraries and
+the JIT use the same plan and match the references
+(test_compiled_library.py, the conformance tests). The library's JSON
+records the numbers."""
+
+import importlib.util
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+VOCODER = REPO / "examples" / "conv_vocoder"
+
+
+@pytest.fixture(scope="module")
+def arena():
+    spec = importlib.util.spec_from_file_location("bench_arena", REPO / "bench" / "arena.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not module.mp_compile().is_file():
+        pytest.skip(f"mp-compile is not built ({module.mp_compile()})")
+    return module
+
+
+@pytest.mark.parametrize("precision", ["fp32", "mixed"])
+def test_vocoder_buffers_share_the_arena(arena, precision):
+    r = arena.measure(VOCODER, precision)
+    assert r["buffers"] > 10
+    assert r["peak_bytes"] <= r["bytes"] < r["buffer_bytes"] / 2
+    assert r["bytes"] % 256 == 0
+
+
+def test_library_json_records_the_arena(arena, tmp_path):
+    out = tmp_path / "libvoc.so"
+    subprocess.run([str(arena.mp_compile()), str(VOCODER / "model.onnx"), "--shapes-from",
+                    str(VOCODER / "test_data_set_0"), "-o", str(out)], check=True,
+                   capture_output=True)
+    desc = json.loads(out.with_suffix(".json").read_text())["activation_arena"]
+    assert desc["buffers"] > 0 and desc["peak_bytes"] <= desc["bytes"]
