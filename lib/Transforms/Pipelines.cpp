@@ -93,6 +93,8 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
     // GPU: an elementwise producer with one use joins its consumer, so a
     // chain (bias, activation, cast) is one kernel, not one per op.
     pm.addPass(createLinalgElementwiseOpFusionPass());
+    // Casts with several consumers are recomputed in each of them.
+    pm.addPass(mp::createFuseCasts());
     pm.addPass(createCanonicalizerPass());
   }
   bufferization::OneShotBufferizePassOptions bufferize;

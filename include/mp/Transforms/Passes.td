@@ -141,6 +141,23 @@ def ExpandStridedCopies : Pass<"mp-expand-strided-copies", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FuseCasts : Pass<"mp-fuse-casts", "mlir::ModuleOp"> {
+  let summary = "Fuse element-type casts into every consumer";
+  let description = [{
+    Upstream elementwise fusion (`linalg-fuse-elementwise-ops`) joins a
+    producer with its consumer only when that is its one use, so a cast
+    (the f32/f16 conversions mixed precision inserts) read by several ops,
+    like the input of a LayerNorm, stays a kernel with a buffer of its own.
+    This pass fuses a one-input `linalg.generic` that only converts element
+    types into each of its elementwise-fusable consumers, which then read
+    the source and convert it themselves; once no use is left the cast is
+    gone. Reading the source in each consumer moves about as many bytes as
+    writing the narrow copy and reading it back, and the copy's memory is
+    saved.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def PlanArena : Pass<"mp-plan-arena", "mlir::func::FuncOp"> {
   let summary = "Place a function's temporary buffers in one arena planned at compile time";
   let description = [{
