@@ -7,10 +7,10 @@ For every model (each folder with a model.onnx and test_data_set_0 under
 
 1. `mp-compile MODEL --shapes-from DIR/test_data_set_0 --target cuda
    --gpu sm_80,sm_90 --emit ptx [--precision mixed]` ($MP_BUILD_DIR/bin or
-   build/bin) writes every kernel module, each after a line
-   `// ----- kernel module NAME for sm_XY`;
-2. each module is written to its own .ptx file (temp dir) and assembled
-   with `ptxas -v -arch=sm_XY` (a small thread pool);
+   build/bin) writes the kernel module (one, holding every kernel) per
+   architecture, after a line `// ----- kernel module NAME for sm_XY`;
+2. each module (one per model: every kernel is in it) is written to its own
+   .ptx file (temp dir) and assembled with `ptxas -v -arch=sm_XY`;
 3. the `-v` report gives, per entry function, registers, shared memory,
    stack frame and spill stores/loads, summarised in bench/kernels.md.
 
@@ -38,6 +38,7 @@ ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+)'")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 USED = re.compile(r"Used (\d+) registers(.*)")
 SMEM = re.compile(r"(\d+) bytes smem")
+ENTRY_PTX = re.compile(r"^\.visible \.entry (\w+)\(", re.M)
 
 
 def mp_compile() -> Path:
@@ -83,6 +84,16 @@ def parse_ptxas(log: str) -> list[dict]:
     return kernels
 
 
+def entry_features(ptx: str) -> dict:
+    """{entry: (uses mma.sync, uses shfl.sync)} for every kernel of a module."""
+    heads = list(ENTRY_PTX.finditer(ptx))
+    out = {}
+    for i, h in enumerate(heads):
+        body = ptx[h.end():heads[i + 1].start() if i + 1 < len(heads) else len(ptx)]
+        out[h.group(1)] = ("mma.sync" in body, "shfl.sync" in body)
+    return out
+
+
 def run_ptxas(ptxas: Path, ptx: Path, arch: str) -> tuple[int, str]:
     p = subprocess.run([str(ptxas), "-v", f"-arch={arch}", str(ptx), "-o", os.devnull],
                        capture_output=True, text=True)
@@ -110,15 +121,16 @@ def measure(model: Path, precision: str, archs: list[str], ptxas: Path, tmp: Pat
         body = text[h.end():heads[i + 1].start() if i + 1 < len(heads) else len(text)]
         path = tmp / f"{model.name}.{precision}.{h.group(1)}.{h.group(2)}.ptx"
         path.write_text(body)
-        jobs_in.append((h.group(1), h.group(2), path, "mma.sync" in body, "shfl.sync" in body))
+        jobs_in.append((h.group(1), h.group(2), path, entry_features(body)))
     with ThreadPoolExecutor(jobs) as pool:
         results = list(pool.map(lambda j: run_ptxas(ptxas, j[2], j[1]), jobs_in))
     res = {a: {"kernels": [], "failures": []} for a in archs}
-    for (module, arch, _, mma, shfl), (rc, log) in zip(jobs_in, results):
+    for (module, arch, _, features), (rc, log) in zip(jobs_in, results):
         entries = parse_ptxas(log) if rc == 0 else []
         if rc != 0 or not entries:
             res[arch]["failures"].append((module, log.strip()))
         for e in entries:
+            mma, shfl = features.get(e["entry"], (False, False))
             res[arch]["kernels"].append({"module": module, "mma": mma, "shfl": shfl, **e})
     return res
 
@@ -143,7 +155,7 @@ def report(results: dict, archs: list[str], ptxas: Path, mp_id: str) -> str:
         "# CUDA kernels: ptxas resource usage",
         "",
         "Registers, shared memory, stack frame and spills that `ptxas -v` reports for every",
-        "kernel module `mp-compile --target cuda --emit ptx` writes, per model (folders with a",
+        "kernel `mp-compile --target cuda --emit ptx` writes, per model (folders with a",
         "model.onnx under ../shared/models and examples/, shapes from test_data_set_0),",
         f"precision (fp32, mixed) and architecture ({', '.join(archs)}). No GPU is used.",
         "",
@@ -186,14 +198,14 @@ def report(results: dict, archs: list[str], ptxas: Path, mp_id: str) -> str:
                 f"{sum(k['spill_st'] + k['spill_ld'] for k in ks)} | "
                 f"{max((k['stack'] for k in ks), default=0)} | {max((k['smem'] for k in ks), default=0)} |")
     lines += ["", "## Most registers", "",
-              "Per model, the 3 kernel modules with the most registers (fp32 and mixed modules",
-              "are numbered separately); registers on each architecture, and any spill bytes.", ""]
+              "Per model, the 3 kernels with the most registers (fp32 and mixed kernels are",
+              "numbered separately); registers on each architecture, and any spill bytes.", ""]
     for model in dict.fromkeys(m for m, _ in results):
         mods: dict = {}
         for (m, prec), pa in results.items():
             for arch in archs:
                 for k in pa[arch]["kernels"] if m == model else []:
-                    mods.setdefault((k["module"], prec), {})[arch] = k
+                    mods.setdefault((k["entry"], prec), {})[arch] = k
         top = sorted(mods.items(), key=lambda kv: -max(k["regs"] or 0 for k in kv[1].values()))[:3]
         lines.append(f"- **{model}**: " + "; ".join(
             f"`{mod}` ({prec}): " + ", ".join(

@@ -68,7 +68,7 @@ if [ -d "$data" ]; then
       --target cuda --gpu sm_80,sm_90 -o "$out/cuda/lib$name.so"; then
     echo "kernels per architecture: $("$mp_compile" "$model" --precision mixed \
       --shapes-from "$data" --target cuda --gpu sm_90 --emit ptx -o - 2>/dev/null |
-      grep -c '^// ----- kernel module')"
+      grep -c '^\.visible \.entry')"
     echo "description: ${out#"$MP_ROOT"/}/cuda/lib$name.json"
     set +e
     "$mp_run" "$out/cuda/lib$name.so" --compare "$data"

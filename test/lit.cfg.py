@@ -2,6 +2,7 @@
 # lit configuration of the mp regression tests.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -24,6 +25,8 @@ if os.path.isdir(models):
 config.substitutions.append(("%shared_models", models))
 config.substitutions.append(("%examples", os.path.join(config.mp_src_root, "examples")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# Helper scripts in Inputs/ (e.g. ptx-of-binaries.py) run with lit's Python.
+config.substitutions.append(("%python", sys.executable))
 
 # The C API test compiles a C program against include/mp-c and libMPCAPI.so.
 config.substitutions.append(("%host_cc", config.host_cc))

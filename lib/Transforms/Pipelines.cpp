@@ -200,6 +200,7 @@ void mp::buildCudaPipeline(OpPassManager &pm,
   // and strides are known there (unrolling, no parameter loads).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createMergeGpuModules());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -91,6 +91,23 @@ def ReductionToGpu : Pass<"mp-reduction-to-gpu", "mlir::ModuleOp"> {
   ];
 }
 
+def MergeGpuModules : Pass<"mp-merge-gpu-modules", "mlir::ModuleOp"> {
+  let summary = "Move every outlined kernel into one gpu.module";
+  let description = [{
+    Runs after `gpu-kernel-outlining`, before targets are attached. Every
+    kernel moves into one `gpu.module` (named `module-name`), taking the
+    name of the module it came from, which is unique; `gpu.launch_func`
+    ops follow. One module becomes one binary: ptxas runs once per
+    architecture instead of once per kernel, and the runtime loads one
+    module per library instead of one per kernel.
+  }];
+  let options = [
+    Option<"moduleName", "module-name", "std::string", /*default=*/"\"mp_kernels\"",
+           "Name of the merged gpu.module">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def MapToGpu : Pass<"mp-map-to-gpu", "mlir::ModuleOp"> {
   let summary = "Turn bufferized linalg ops into GPU-mapped parallel loops";
   let description = [{

@@ -1,44 +1,67 @@
 // The CUDA pipeline from mp ops to PTX, per kernel family: f16
-// contractions (MatMul, Gemm, Conv) run on Tensor Cores; the other ops are
-// one kernel per linalg op with one thread per output element (the baseline
-// the warp-reduction kernels of issue 5 replace).
+// contractions (MatMul, Gemm, Conv) run on Tensor Cores, row reductions are
+// block reductions, the other ops one thread per output element. Every
+// kernel of the module lands in one gpu.binary (@mp_kernels); its PTX is
+// printed one line per instruction by Inputs/ptx-of-binaries.py so that
+// each kernel entry is checked on its own.
 // REQUIRES: ptxas
-// RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_90 format=isa" | FileCheck %s
-// RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_80 format=isa tensor-cores=0" | FileCheck %s --check-prefix=NOTC
-// RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_75,sm_90 format=isa" | FileCheck %s --check-prefix=NOTC
+// RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_90 format=isa" | FileCheck %s --check-prefix=HOST
+// RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_90 format=isa" | FileCheck %s --check-prefix=ONE
+// RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_90 format=isa" | %python %inputs/ptx-of-binaries.py | FileCheck %s
+// RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_80 format=isa tensor-cores=0" | %python %inputs/ptx-of-binaries.py | FileCheck %s --check-prefix=NOTC
+// RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_75,sm_90 format=isa" | %python %inputs/ptx-of-binaries.py | FileCheck %s --check-prefix=NOTC
 // RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_80,sm_90" | FileCheck %s --check-prefix=BIN
 
-// Host code: device buffers from the runtime, one launch per kernel: zero
-// the accumulator, one warp (4 rows fit one 16-row tile, 32 columns one
-// warp's four 8-column tiles), round to f16.
-// CHECK-LABEL: llvm.func @matmul_f16
-//       CHECK:   llvm.call @mp_cuda_memref_alloc
-//       CHECK:   gpu.launch_func @matmul_f16_kernel::@matmul_f16_kernel
-//       CHECK:   gpu.launch_func @matmul_f16_kernel_0::@matmul_f16_kernel
-//  CHECK-SAME:     threads in (%[[T32:.+]], %{{.+}}, %{{.+}})
-//       CHECK:   gpu.launch_func @matmul_f16_kernel_1::@matmul_f16_kernel
-//       CHECK:   llvm.call @mp_cuda_memref_free
+// Host code: one arena from the runtime's device pool, one launch per
+// kernel: zero the accumulator, the contraction on one warp (4 rows fit one
+// 16-row tile, 32 columns one warp's four 8-column tiles), round to f16.
+// HOST-LABEL: llvm.func @matmul_f16
+//       HOST:   llvm.call @mp_cuda_memref_alloc
+//       HOST:   gpu.launch_func @mp_kernels::@matmul_f16_kernel
+//       HOST:   gpu.launch_func @mp_kernels::@matmul_f16_kernel_0
+//  HOST-SAME:     threads in (%[[T32:.+]], %{{.+}}, %{{.+}})
+//       HOST:   gpu.launch_func @mp_kernels::@matmul_f16_kernel_1
+//       HOST:   llvm.call @mp_cuda_memref_free
+// 64x64 outputs of a Gemm: 4 row tiles x 2 column tiles of 32, 8 warps in 2
+// blocks of 128 threads.
+// HOST-LABEL: llvm.func @gemm_f16_trans_b
+//       HOST:   gpu.launch_func @mp_kernels::@gemm_f16_trans_b_kernel_{{[0-9]+}} blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}})
+// Every kernel sits in the one binary.
+//      ONE: gpu.binary @mp_kernels
+//  ONE-NOT: gpu.binary
+
 // The contraction: one warp; A's pairs along k are one 32-bit load; four
 // m16n8k16 Tensor Core MMAs (f16 in, f32 accumulate) per k step; a cast
 // kernel rounds the result to f16 once.
-//       CHECK: gpu.binary @matmul_f16_kernel_0 {{.*}}.target sm_90{{.*}}.maxntid 32, 1, 1{{.*}}ld.global.b32{{.*}}mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32{{.*}}mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32{{.*}}mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32{{.*}}mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-//       CHECK: gpu.binary @matmul_f16_kernel_1 {{.*}}ld.global.b32{{.*}}cvt.rn.f16.f32{{.*}}st.global.b16
+//       CHECK: // binary mp_kernels for sm_90
+//       CHECK: .target sm_90
+// CHECK-LABEL: .entry matmul_f16_kernel_0(
+//       CHECK: .maxntid 32, 1, 1
+//       CHECK: ld.global.b32
+// CHECK-COUNT-4: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-LABEL: .entry matmul_f16_kernel_1(
+//       CHECK: cvt.rn.f16.f32
+//       CHECK: st.global.b16
 // Without Tensor Cores (asked, or a chip before sm_80): one thread per
 // output, products converted and summed in f32.
-//  NOTC-LABEL: llvm.func @matmul_f16
-//        NOTC: gpu.binary @matmul_f16_kernel_0 {{.*}}ld.global.b16{{.*}}cvt.f32.f16{{.*}}mul.rn.f32{{.*}}add.rn.f32
-//    NOTC-NOT: mma.sync
+// NOTC-LABEL: .entry matmul_f16_kernel_0(
+//       NOTC: ld.global.b16
+//       NOTC: cvt.f32.f16
+//       NOTC: mul.rn.f32
+//       NOTC: add.rn.f32
+//   NOTC-NOT: mma.sync
 func.func @matmul_f16(%x: tensor<4x64xf16>, %w: tensor<64x32xf16>) -> tensor<4x32xf16> {
   %0 = mp.matmul %x, %w : (tensor<4x64xf16>, tensor<64x32xf16>) -> tensor<4x32xf16>
   return %0 : tensor<4x32xf16>
 }
 
 // Gemm with a transposed B ([N, K], as linear layers store weights): both
-// operands' pairs along k are 32-bit loads. 64x64 outputs: 4 row tiles x 2
-// column tiles of 32, 8 warps in 2 blocks of 128 threads.
-// CHECK-LABEL: llvm.func @gemm_f16_trans_b
-//       CHECK:   gpu.launch_func @gemm_f16_trans_b_kernel_{{[0-9]+}}::@gemm_f16_trans_b_kernel blocks in (%[[B2:.+]], %{{.+}}, %{{.+}}) threads in (%[[T128:.+]], %{{.+}}, %{{.+}})
-//       CHECK: gpu.binary @gemm_f16_trans_b_kernel_{{[0-9]+}} {{.*}}.maxntid 128, 1, 1{{.*}}ld.global.b32{{.*}}ld.global.b32{{.*}}mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// operands' pairs along k are 32-bit loads.
+// CHECK-LABEL: .entry gemm_f16_trans_b_kernel_{{[0-9]+}}(
+//       CHECK: .maxntid 128, 1, 1
+//       CHECK: ld.global.b32
+//       CHECK: ld.global.b32
+//       CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 func.func @gemm_f16_trans_b(%x: tensor<64x128xf16>, %w: tensor<64x128xf16>) -> tensor<64x64xf16> {
   %0 = mp.gemm %x, %w {trans_b = true} : (tensor<64x128xf16>, tensor<64x128xf16>) -> tensor<64x64xf16>
   return %0 : tensor<64x64xf16>
@@ -47,8 +70,9 @@ func.func @gemm_f16_trans_b(%x: tensor<64x128xf16>, %w: tensor<64x128xf16>) -> t
 // Conv1d as an implicit GEMM: rows are (batch, time), columns the output
 // channels, the reduction spans input channels x taps; the padded input is
 // gathered per element.
-// CHECK-LABEL: llvm.func @conv1d_f16
-//       CHECK: gpu.binary @conv1d_f16_kernel_{{[0-9]+}} {{.*}}mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-LABEL: .entry conv1d_f16_kernel_{{[0-9]+}}(
+//       CHECK: .maxntid 128, 1, 1
+//       CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 func.func @conv1d_f16(%x: tensor<1x32x64xf16>, %w: tensor<16x32x3xf16>) -> tensor<1x16x64xf16> {
   %0 = mp.conv %x, %w {dilations = array<i64: 1>, group = 1 : i64, kernel_shape = array<i64: 3>, pads = array<i64: 1, 1>, strides = array<i64: 1>} : (tensor<1x32x64xf16>, tensor<16x32x3xf16>) -> tensor<1x16x64xf16>
   return %0 : tensor<1x16x64xf16>
@@ -58,16 +82,25 @@ func.func @conv1d_f16(%x: tensor<1x32x64xf16>, %w: tensor<16x32x3xf16>) -> tenso
 // block of 32 threads per row: warp shuffles, then shared memory across
 // warps), the max NaN-propagating; exp through libdevice (ex2.approx) in
 // between; then a divide kernel.
-// CHECK-LABEL: llvm.func @softmax
-//       CHECK: gpu.binary @softmax_kernel_{{[0-9]+}} {{.*}}.maxntid 32, 1, 1{{.*}}shfl.sync.bfly.b32{{.*}}max.NaN.f32{{.*}}st.shared
-//       CHECK: gpu.binary @softmax_kernel_{{[0-9]+}} {{.*}}ex2.approx.ftz.f32
-//       CHECK: gpu.binary @softmax_kernel_{{[0-9]+}} {{.*}}.maxntid 32, 1, 1{{.*}}shfl.sync.bfly.b32{{.*}}add.rn.f32{{.*}}st.shared
-//       CHECK: gpu.binary @softmax_kernel_{{[0-9]+}} {{.*}}div.rn.f32
+// CHECK-LABEL: .entry softmax_kernel_8(
+//       CHECK: .maxntid 32, 1, 1
+//       CHECK: shfl.sync.bfly.b32
+//       CHECK: max.NaN.f32
+//       CHECK: st.shared
+// CHECK-LABEL: .entry softmax_kernel_9(
+//       CHECK: ex2.approx.ftz.f32
+// CHECK-LABEL: .entry softmax_kernel_11(
+//       CHECK: .maxntid 32, 1, 1
+//       CHECK: shfl.sync.bfly.b32
+//       CHECK: add.rn.f32
+//       CHECK: st.shared
+// CHECK-LABEL: .entry softmax_kernel_12(
+//       CHECK: div.rn.f32
 func.func @softmax(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
   %0 = mp.softmax %x {axes = array<i64: 1>} : tensor<4x32xf32>
   return %0 : tensor<4x32xf32>
 }
 
-// With cubins, each kernel module holds one MPGPUBIN container with an image
-// per architecture.
-// BIN: gpu.binary @matmul_f16_kernel  [#gpu.object<{{.*}}, bin = "MPGPUBIN\01\00\00\00\02\00\00\00P\00\00\00\00\00\00\00
+// With cubins, the binary holds one MPGPUBIN container with an image per
+// architecture.
+// BIN: gpu.binary @mp_kernels  [#gpu.object<{{.*}}, bin = "MPGPUBIN\01\00\00\00\02\00\00\00P\00\00\00\00\00\00\00
