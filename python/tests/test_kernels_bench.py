@@ -31,7 +31,7 @@ def test_kernels_bench_smoke(bench, tmp_path):
     kernels = res["sm_90"]["kernels"]
     assert kernels
     assert all(isinstance(k["regs"], int) and k["regs"] > 0 for k in kernels)
-    assert len({k["module"] for k in kernels}) == len(kernels)
+    assert len({k["entry"] for k in kernels}) == len(kernels)
     # fp32 has no f16 contraction to put on Tensor Cores.
     assert not any(k["mma"] for k in kernels)
 
