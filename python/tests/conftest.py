@@ -1,3 +1,4 @@
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -5,6 +6,15 @@ from pathlib import Path
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 if str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))
+
+
+def load_bench(name):
+    """bench/NAME.py as a module (the benchmarks are scripts, not a package)."""
+    path = PYTHON_DIR.parent / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_mp_and_onnxruntime(tmp_path, model, feeds):

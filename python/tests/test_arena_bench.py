@@ -6,12 +6,12 @@ the JIT use the same plan and match the references
 (test_compiled_library.py, the conformance tests). The library's JSON
 records the numbers."""
 
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import load_bench
 
 REPO = Path(__file__).resolve().parents[2]
 VOCODER = REPO / "examples" / "conv_vocoder"
@@ -19,9 +19,7 @@ VOCODER = REPO / "examples" / "conv_vocoder"
 
 @pytest.fixture(scope="module")
 def arena():
-    spec = importlib.util.spec_from_file_location("bench_arena", REPO / "bench" / "arena.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_bench("arena")
     if not module.mp_compile().is_file():
         pytest.skip(f"mp-compile is not built ({module.mp_compile()})")
     return module

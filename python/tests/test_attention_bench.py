@@ -3,10 +3,10 @@ every decomposed site of the generated decoder fuses, and fused and
 unfused fp32 outputs agree (issue goal: within 1e-5 relative). Times are
 not asserted; bench/attention.md records them."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from conftest import load_bench
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -15,10 +15,7 @@ def test_attention_bench_smoke(tmp_path):
     for tool in ("mp-opt", "mp-run"):
         if not (REPO / "build" / "bin" / tool).is_file():
             pytest.skip(f"build/bin/{tool} is not built")
-    spec = importlib.util.spec_from_file_location("bench_attention",
-                                                  REPO / "bench" / "attention.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("attention")
     out = tmp_path / "attention.md"
     assert bench.main(["--layers", "1", "--repeat", "1", "--lengths", "16", "-o", str(out)]) == 0
     text = out.read_text()

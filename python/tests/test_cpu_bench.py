@@ -2,10 +2,10 @@
 asserted (speed is checked by the benchmark's recorded report, bench/cpu.md);
 the outputs are: mp fp32 must match onnxruntime fp32 on the same inputs."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from conftest import load_bench
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -15,9 +15,7 @@ def test_cpu_bench_smoke(tmp_path):
     import mp
     if not mp.library_path().is_file():
         pytest.skip(f"libMPCAPI.so is not built ({mp.library_path()})")
-    spec = importlib.util.spec_from_file_location("bench_cpu", REPO / "bench" / "cpu.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("cpu")
     out = tmp_path / "cpu.md"
     assert bench.main(["--layers", "1", "--rounds", "2", "--enc-len", "8", "--past-len", "8",
                        "-o", str(out)]) == 0

@@ -3,10 +3,10 @@ module mp-compile writes assembles with ptxas and has a register count in
 ptxas's report; in mixed precision the convolutions run on Tensor Cores.
 Register numbers are not asserted (bench/kernels.md records them)."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from conftest import load_bench
 
 REPO = Path(__file__).resolve().parents[2]
 VOCODER = REPO / "examples" / "conv_vocoder"
@@ -14,9 +14,7 @@ VOCODER = REPO / "examples" / "conv_vocoder"
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_kernels", REPO / "bench" / "kernels.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_bench("kernels")
     if module.find_ptxas() is None:
         pytest.skip("ptxas not found (CUDA_ROOT, CUDA_HOME, CUDA_PATH, PATH, /usr/local/cuda)")
     if not module.mp_compile().is_file():
