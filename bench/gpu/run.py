@@ -103,6 +103,8 @@ def child_library(spec: dict) -> dict:
     art, model, build, target = Path(spec["art"]), spec["model"], spec["build"], spec["target"]
     entry = build[target]
     os.environ["MP_RUNTIME_LIBRARY"] = str(art / entry["runtime"])
+    if spec.get("graphs"):
+        os.environ["MP_CUDA_GRAPHS"] = "1"  # read by the runtime on first use
     import mp                       # after MP_RUNTIME_LIBRARY is set
     from mp import library as mpl
     res: dict = {}
@@ -226,6 +228,16 @@ def run_child(spec: dict, timeout: float) -> dict:
 
 # ------------------------------------------------------------------ report
 
+def graph_cell(x: dict) -> str:
+    """The CUDA-graph column: median ms, or why there is none."""
+    g = x.get("graphs")
+    if not g:
+        return "-"
+    if not g["ok"]:
+        return "FAIL: " + str(g.get("error") or "outputs differ")[:80].replace("|", "/")
+    return f"{g['timing']['median_ms']:.4g}"
+
+
 def sh(cmd: list[str]) -> str:
     if not shutil.which(cmd[0]):
         return f"{cmd[0]} not found"
@@ -251,13 +263,15 @@ def render(r: dict) -> str:
          "act peak: high-water mark of the runtime's device activation buffers; weights: device copies "
          "of constants (mp.library.memory_stats(), in this library's own process). tok/s: 1000/median "
          "(tts_decoder: one decoder step = one token per sequence; its test batch has B sequences).", "",
-         "| model | prec | check | max abs | max rel | vs ONNX | median ms | min ms | runs | load ms | act peak MiB | weights MiB | tok/s |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "graph ms: median with MP_CUDA_GRAPHS=1 (the run captured once, replayed with one "
+         "cuGraphLaunch), with its own check against the CPU reference.", "",
+         "| model | prec | check | max abs | max rel | vs ONNX | median ms | min ms | runs | load ms | act peak MiB | weights MiB | tok/s | graph ms |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     esc = lambda s: str(s)[:200].replace("|", "/").replace("\n", " ")  # noqa: E731 -- table-safe
     f = lambda v, p=3: "-" if v is None else f"{v:.{p}g}"  # noqa: E731
     for x in r["libraries"]:
         if "error" in x and "outputs" not in x:
-            L.append(f"| {x['model']} | {x['precision']} | FAIL: {esc(x['error'])} |" + " |" * 10)
+            L.append(f"| {x['model']} | {x['precision']} | FAIL: {esc(x['error'])} |" + " |" * 11)
             continue
         outs = x["outputs"].values()
         mem, t = x.get("memory") or {}, x.get("timing") or {}
@@ -268,7 +282,7 @@ def render(r: dict) -> str:
                  f"{f(max((o.get('onnx_max_abs') or 0 for o in outs), default=None))} | "
                  f"{f(t.get('median_ms'), 4)} | {f(t.get('min_ms'), 4)} | {t.get('runs', '-')} | "
                  f"{f(x.get('load_ms'))} | {mib('peak_buffer_bytes')} | {mib('constant_bytes')} | "
-                 f"{f(x.get('tokens_per_s'), 4) if 'tokens_per_s' in x else ''} |")
+                 f"{f(x.get('tokens_per_s'), 4) if 'tokens_per_s' in x else ''} | {graph_cell(x)} |")
     L += ["", "## onnxruntime, same model and inputs", "",
           "The ONNX graph as written (fp32, except the fp16 llama and GQA models: no fp16 conversion, so not "
           "comparable with mp's mixed builds), default graph optimizations, numpy inputs and outputs "
@@ -362,6 +376,12 @@ def main() -> int:
                 row |= run_child({**common, "kind": "library", "model": m, "build": b, "target": a.device}, limit)
                 if "timing" in row and "tts_decoder" in m["name"]:
                     row["tokens_per_s"] = 1000 / row["timing"]["median_ms"]
+                # The same run replayed as a CUDA graph (MP_CUDA_GRAPHS=1).
+                if a.device == "cuda" and row.get("ok") and (limit := budget(60)):
+                    g = run_child({**common, "kind": "library", "model": m, "build": b,
+                                   "target": a.device, "graphs": True}, limit)
+                    row["graphs"] = {"ok": g.get("ok", False), "timing": g.get("timing"),
+                                     "error": g.get("error")}
             if not row.get("ok"):
                 r["failures"].append(f"{label}: {row.get('error', 'outputs differ from the CPU reference')}")
             r["libraries"].append(row)

@@ -107,6 +107,29 @@ void emitDescriptor(llvm::raw_ostream &os, StringRef name, StringRef ptr,
   os << "};\n";
 }
 
+/// CUDA wrappers: what runs keep with MP_CUDA_GRAPHS=1 (device inputs and
+/// outputs, the captured graph) and `mp_model_release`, which frees it.
+std::string cudaRunState(const EntrySignature &entry) {
+  size_t numIn = std::max<size_t>(1, entry.inputs.size()),
+         numOut = std::max<size_t>(1, entry.outputs.size());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "static void *keptIn[" << numIn << "], *keptOut[" << numOut
+     << "];\n"
+     << "static mp_cuda_graph *graph;\n"
+     << "static int ran, noGraph;\n\n"
+     << "MP_EXPORT void mp_model_release(void) {\n"
+     << "  mp_cuda_graph_destroy(graph);\n"
+     << "  graph = 0;\n  ran = noGraph = 0;\n"
+     << "  for (int i = 0; i < " << numIn << "; ++i) {\n"
+     << "    if (keptIn[i])\n      mp_cuda_free(keptIn[i]);\n"
+     << "    keptIn[i] = 0;\n  }\n"
+     << "  for (int i = 0; i < " << numOut << "; ++i) {\n"
+     << "    if (keptOut[i])\n      mp_cuda_free(keptOut[i]);\n"
+     << "    keptOut[i] = 0;\n  }\n}\n\n";
+  return text;
+}
+
 } // namespace
 
 std::string wrapperSource(const EntrySignature &entry,
@@ -154,6 +177,7 @@ std::string wrapperSource(const EntrySignature &entry,
      << ", gpu_archs};\n\n"
      << "MP_EXPORT const mp_model_desc *mp_model_describe(void) {\n"
      << "  return &description;\n}\n\n"
+     << (isCuda(options) ? cudaRunState(entry) : std::string())
      << "MP_EXPORT int32_t mp_model_run(const void *const *in, "
         "void *const *out) {\n";
   auto bytes = [](const HostTensor &t) {
@@ -161,6 +185,7 @@ std::string wrapperSource(const EntrySignature &entry,
                           HostTensor::elementBytes(t.elementType));
   };
   auto callEntry = [&](StringRef in, StringRef out) {
+    os << "  {\n";
     for (auto [i, t] : llvm::enumerate(entry.inputs))
       emitDescriptor(os, "a" + std::to_string(i),
                      ("(void *)" + in + "[" + Twine(i) + "]").str(), t);
@@ -173,7 +198,7 @@ std::string wrapperSource(const EntrySignature &entry,
          << (i < entry.inputs.size()
                  ? "a" + std::to_string(i)
                  : "r" + std::to_string(i - entry.inputs.size()));
-    os << ");\n";
+    os << ");\n  }\n";
   };
   if (!isCuda(options)) {
     callEntry("in", "out");
@@ -181,32 +206,56 @@ std::string wrapperSource(const EntrySignature &entry,
     return text;
   }
   // CUDA: device copies of the inputs and outputs around the call; every
-  // runtime failure on the way is sticky and reported once at the end.
+  // runtime failure on the way is sticky and reported once at the end. With
+  // MP_CUDA_GRAPHS=1 the device buffers are kept across runs, and from the
+  // second run on (the first uploads the weights) the call is captured once
+  // and replayed as a CUDA graph; a failed capture falls back to plain runs.
+  size_t numIn = std::max<size_t>(1, entry.inputs.size()),
+         numOut = std::max<size_t>(1, entry.outputs.size());
   os << "  int32_t status = mp_cuda_init();\n"
      << "  if (status != MP_OK)\n    return status;\n"
-     << "  void *din[" << std::max<size_t>(1, entry.inputs.size())
-     << "] = {0}, *dout[" << std::max<size_t>(1, entry.outputs.size())
+     << "  int graphs = mp_cuda_graphs_enabled();\n"
+     << "  void *din[" << numIn << "] = {0}, *dout[" << numOut
      << "] = {0};\n";
-  for (auto [i, t] : llvm::enumerate(entry.inputs))
-    os << "  din[" << i << "] = mp_cuda_alloc(" << bytes(t) << ");\n"
-       << "  mp_cuda_copy_to_device(din[" << i << "], in[" << i << "], "
+  auto deviceBuffer = [&](StringRef array, StringRef kept, size_t i,
+                          const HostTensor &t) {
+    os << "  " << array << "[" << i << "] = !graphs ? mp_cuda_alloc("
+       << bytes(t) << ") : " << kept << "[" << i << "] ? " << kept << "["
+       << i << "] : (" << kept << "[" << i << "] = mp_cuda_alloc("
+       << bytes(t) << "));\n";
+  };
+  for (auto [i, t] : llvm::enumerate(entry.inputs)) {
+    deviceBuffer("din", "keptIn", i, t);
+    os << "  mp_cuda_copy_to_device(din[" << i << "], in[" << i << "], "
        << bytes(t) << ");\n";
+  }
   for (auto [i, t] : llvm::enumerate(entry.outputs))
-    os << "  dout[" << i << "] = mp_cuda_alloc(" << bytes(t) << ");\n";
+    deviceBuffer("dout", "keptOut", i, t);
   os << "  status = mp_cuda_take_status();\n"
-     << "  if (status == MP_OK) {\n";
+     << "  if (status == MP_OK && graphs && !graph && ran && !noGraph) {\n"
+     << "    if (mp_cuda_capture_begin() == MP_OK) {\n";
   callEntry("din", "dout");
-  os << "    status = mp_cuda_take_status();\n  }\n"
+  os << "      graph = mp_cuda_capture_end();\n    }\n"
+     << "    if (!graph) {\n"
+     << "      noGraph = 1;\n"
+     << "      (void)mp_cuda_take_status();\n    }\n  }\n"
+     << "  if (status == MP_OK) {\n"
+     << "    if (graph)\n      mp_cuda_graph_launch(graph);\n"
+     << "    else {\n";
+  callEntry("din", "dout");
+  os << "    }\n    ran = 1;\n"
+     << "    status = mp_cuda_take_status();\n  }\n"
      << "  if (status == MP_OK) {\n";
   for (auto [i, t] : llvm::enumerate(entry.outputs))
     os << "    mp_cuda_copy_to_host(out[" << i << "], dout[" << i << "], "
        << bytes(t) << ");\n";
-  os << "    status = mp_cuda_take_status();\n  }\n";
+  os << "    status = mp_cuda_take_status();\n  }\n"
+     << "  if (!graphs) {\n";
   for (size_t i = 0; i < entry.inputs.size(); ++i)
-    os << "  mp_cuda_free(din[" << i << "]);\n";
+    os << "    mp_cuda_free(din[" << i << "]);\n";
   for (size_t i = 0; i < entry.outputs.size(); ++i)
-    os << "  mp_cuda_free(dout[" << i << "]);\n";
-  os << "  return status;\n}\n";
+    os << "    mp_cuda_free(dout[" << i << "]);\n";
+  os << "  }\n  return status;\n}\n";
   return text;
 }
 

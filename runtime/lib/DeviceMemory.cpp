@@ -11,6 +11,7 @@
 #include "DeviceMemory.h"
 #include "CudaDriver.h"
 #include "Errors.h"
+#include "Graphs.h"
 
 #include <algorithm>
 #include <dlfcn.h>
@@ -154,7 +155,11 @@ extern "C" void *mp_cuda_memref_aligned_alloc(size_t alignment, size_t bytes) {
   return poolAlloc(bytes);
 }
 
-extern "C" void mp_cuda_memref_free(void *device) { poolFree(device); }
+extern "C" void mp_cuda_memref_free(void *device) {
+  // A run being captured keeps its buffers: the graph's kernels use them.
+  if (!deferFreeToCapture(device))
+    poolFree(device);
+}
 
 extern "C" void mp_cuda_copy_to_device(void *device, const void *host,
                                        size_t bytes) {

@@ -183,6 +183,10 @@ extern "C" void mp_library_close(mp_library *lib) {
   if (!lib)
     return;
   if (lib->handle) {
+    // What its runs kept (a CUDA graph, device buffers) goes first.
+    if (auto release = reinterpret_cast<mp_model_release_fn>(
+            dlsym(lib->handle, MP_MODEL_RELEASE_SYMBOL)))
+      release();
     // Constants uploaded for this library die with it.
     Dl_info info;
     void *symbol = dlsym(lib->handle, MP_MODEL_DESCRIBE_SYMBOL);

@@ -9,6 +9,7 @@
 
 #include "CudaDriver.h"
 #include "Errors.h"
+#include "Graphs.h"
 #include "mp/gpu_binary.h"
 #include "mp/mlir_abi.h"
 
@@ -294,7 +295,7 @@ extern "C" void mgpuStreamDestroy(void *stream) {
 
 extern "C" void mgpuStreamSynchronize(void *stream) {
   RunStream &r = runStream();
-  if (stream == r.stream && stream && !r.syncEachLaunch)
+  if (stream == r.stream && stream && (!r.syncEachLaunch || capturing()))
     return; // the copies back to the host wait for the stream
   if (!enter())
     return;

@@ -97,6 +97,11 @@ typedef int32_t (*mp_model_run_fn)(const void *const *inputs,
                                    void *const *outputs);
 #define MP_MODEL_RUN_SYMBOL "mp_model_run"
 
+/** Optional in a library: frees what its runs keep (CUDA graphs and their
+    device buffers). mp_library_close calls it before unloading. */
+typedef void (*mp_model_release_fn)(void);
+#define MP_MODEL_RELEASE_SYMBOL "mp_model_release"
+
 /* --- The runtime API ------------------------------------------------------ */
 
 /** The message of the last failure on this thread ("" if none). */
@@ -169,6 +174,29 @@ void mp_cuda_memref_free(void *device);
 /** The device copy of the constant `host` (weights): uploaded on first use,
     then cached until the library holding `host` is closed. */
 void *mp_cuda_constant(const void *host, int64_t bytes);
+
+/** CUDA graphs, when MP_CUDA_GRAPHS=1 is set in the environment (off by
+    default until measured on a GPU): the generated wrapper keeps its device
+    inputs and outputs across runs and, from the second run on, captures the
+    model's launches once and replays them with one cuGraphLaunch. Runs of
+    one library must then not overlap (one thread at a time). */
+int mp_cuda_graphs_enabled(void);
+
+typedef struct mp_cuda_graph mp_cuda_graph;
+
+/** Starts capturing the runtime's stream (kernels are recorded, not run). */
+mp_status mp_cuda_capture_begin(void);
+
+/** Ends the capture: the instantiated graph, which owns the buffers the
+    captured code freed; null after any failure during the capture (it is
+    then recorded as for the mgpu* calls). */
+mp_cuda_graph *mp_cuda_capture_end(void);
+
+/** Queues the graph's kernels on the runtime's stream. */
+void mp_cuda_graph_launch(mp_cuda_graph *graph);
+
+/** Frees the graph and its buffers (null is ignored). */
+void mp_cuda_graph_destroy(mp_cuda_graph *graph);
 
 #ifdef __cplusplus
 } /* extern "C" */

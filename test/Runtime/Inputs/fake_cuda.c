@@ -7,6 +7,10 @@
 //   FAKE_CUDA_FAIL_CODE its CUresult (default: out of memory for
 //                       cuMemAlloc*, CUDA_ERROR_UNKNOWN otherwise)
 //   FAKE_CUDA_TRACE_STREAMS  print stream creations and synchronizations
+//   FAKE_CUDA_ANY_KERNEL  every kernel name exists (those but fake_add do
+//                         nothing): compiled libraries run their launches
+// Launches on a capturing stream are recorded into a graph (at most 1024)
+// that cuGraphLaunch runs again.
 // Module loads print the first bytes of their image; memory calls print
 // their sizes. Built with -DFAKE_CUDA_OMIT_LAUNCH it lacks cuLaunchKernel,
 // like a driver that is too old.
@@ -158,17 +162,45 @@ CUresult cuModuleUnload(void *module) {
   return 0;
 }
 
-static const char *kernels[] = {"fake_add"};
+// fake_add, then (with FAKE_CUDA_ANY_KERNEL=1) any other name asked for: a
+// kernel that does nothing, so that compiled libraries run their launch
+// sequence.
+static const char *kernels[512] = {"fake_add"};
+static size_t numKernels = 1;
 
 CUresult cuModuleGetFunction(void **function, void *module, const char *name) {
   (void)module;
   FAKE_ENTRY(cuModuleGetFunction);
-  for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]); ++i)
+  for (size_t i = 0; i < numKernels; ++i)
     if (strcmp(name, kernels[i]) == 0) {
       *function = (void *)&kernels[i];
       return 0;
     }
-  return 500;
+  if (!getenv("FAKE_CUDA_ANY_KERNEL") || numKernels == 512)
+    return 500;
+  kernels[numKernels] = strdup(name);
+  *function = (void *)&kernels[numKernels++];
+  return 0;
+}
+
+// Stream capture: launches on a capturing stream are recorded, not run, and
+// a graph launch runs them again with the recorded arguments.
+typedef struct {
+  const float *a, *b;
+  float *c;
+  int32_t n;
+} AddArgs;
+typedef struct {
+  AddArgs launches[1024]; // n < 0: a kernel that does nothing
+  int count;
+} Graph;
+static Graph *capturing;
+
+static void fakeAdd(AddArgs args) {
+  if (args.n < 0)
+    return;
+  for (int32_t i = 0; i < args.n; ++i)
+    args.c[i] = args.a[i] + args.b[i];
 }
 
 #ifndef FAKE_CUDA_OMIT_LAUNCH
@@ -179,17 +211,75 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
   (void)stream;
   (void)extra;
   FAKE_ENTRY(cuLaunchKernel);
+  AddArgs args = {0, 0, 0, -1};
+  if (function == (void *)&kernels[0])
+    args = (AddArgs){*(const float **)params[0], *(const float **)params[1],
+                     *(float **)params[2], *(int32_t *)params[3]};
+  if (capturing) {
+    printf("fake: captured %s\n", *(const char **)function);
+    if (capturing->count == 1024)
+      return 999;
+    capturing->launches[capturing->count++] = args;
+    return 0;
+  }
   printf("fake: launch %s grid %ux%ux%u block %ux%ux%u smem %u\n",
          *(const char **)function, gx, gy, gz, bx, by, bz, smem);
-  const float *a = *(const float **)params[0];
-  const float *b = *(const float **)params[1];
-  float *c = *(float **)params[2];
-  int32_t n = *(int32_t *)params[3];
-  for (int32_t i = 0; i < n; ++i)
-    c[i] = a[i] + b[i];
+  fakeAdd(args);
   return 0;
 }
 #endif
+
+CUresult cuStreamBeginCapture_v2(void *stream, int mode) {
+  (void)stream;
+  FAKE_ENTRY(cuStreamBeginCapture_v2);
+  printf("fake: cuStreamBeginCapture_v2 mode %d\n", mode);
+  capturing = calloc(1, sizeof(Graph));
+  return 0;
+}
+
+CUresult cuStreamEndCapture(void *stream, void **graph) {
+  (void)stream;
+  Graph *g = capturing;
+  capturing = NULL;
+  if (failing("cuStreamEndCapture")) {
+    free(g);
+    return failCode("cuStreamEndCapture");
+  }
+  printf("fake: cuStreamEndCapture (%d launches)\n", g->count);
+  *graph = g;
+  return 0;
+}
+
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph,
+                                     unsigned long long flags) {
+  (void)flags;
+  FAKE_ENTRY(cuGraphInstantiateWithFlags);
+  *exec = graph;
+  return 0;
+}
+
+CUresult cuGraphLaunch(void *exec, void *stream) {
+  (void)stream;
+  FAKE_ENTRY(cuGraphLaunch);
+  Graph *g = exec;
+  printf("fake: cuGraphLaunch (%d launches)\n", g->count);
+  for (int i = 0; i < g->count; ++i)
+    fakeAdd(g->launches[i]);
+  return 0;
+}
+
+CUresult cuGraphExecDestroy(void *exec) {
+  (void)exec; // the graph itself owns the launches
+  FAKE_ENTRY(cuGraphExecDestroy);
+  return 0;
+}
+
+CUresult cuGraphDestroy(void *graph) {
+  FAKE_ENTRY(cuGraphDestroy);
+  printf("fake: cuGraphDestroy\n");
+  free(graph);
+  return 0;
+}
 
 // --- Streams and events ----------------------------------------------------
 
