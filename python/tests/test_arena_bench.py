@@ -14,7 +14,6 @@ import pytest
 from conftest import load_bench
 
 REPO = Path(__file__).resolve().parents[2]
-VOCODER = REPO / "examples" / "conv_vocoder"
 
 
 @pytest.fixture(scope="module")
@@ -26,17 +25,17 @@ def arena():
 
 
 @pytest.mark.parametrize("precision", ["fp32", "mixed"])
-def test_vocoder_buffers_share_the_arena(arena, precision):
-    r = arena.measure(VOCODER, precision)
+def test_vocoder_buffers_share_the_arena(arena, conv_vocoder, precision):
+    r = arena.measure(conv_vocoder, precision)
     assert r["buffers"] > 10
     assert r["peak_bytes"] <= r["bytes"] < r["buffer_bytes"] / 2
     assert r["bytes"] % 256 == 0
 
 
-def test_library_json_records_the_arena(arena, tmp_path):
+def test_library_json_records_the_arena(arena, conv_vocoder, tmp_path):
     out = tmp_path / "libvoc.so"
-    subprocess.run([str(arena.mp_compile()), str(VOCODER / "model.onnx"), "--shapes-from",
-                    str(VOCODER / "test_data_set_0"), "-o", str(out)], check=True,
+    subprocess.run([str(arena.mp_compile()), str(conv_vocoder / "model.onnx"), "--shapes-from",
+                    str(conv_vocoder / "test_data_set_0"), "-o", str(out)], check=True,
                    capture_output=True)
     desc = json.loads(out.with_suffix(".json").read_text())["activation_arena"]
     assert desc["buffers"] > 0 and desc["peak_bytes"] <= desc["bytes"]

@@ -9,7 +9,6 @@ import pytest
 from conftest import load_bench
 
 REPO = Path(__file__).resolve().parents[2]
-VOCODER = REPO / "examples" / "conv_vocoder"
 
 
 @pytest.fixture(scope="module")
@@ -22,8 +21,8 @@ def bench():
     return module
 
 
-def test_kernels_bench_smoke(bench, tmp_path):
-    res = bench.measure(VOCODER, "fp32", ["sm_90"], bench.find_ptxas(), tmp_path)
+def test_kernels_bench_smoke(bench, conv_vocoder, tmp_path):
+    res = bench.measure(conv_vocoder, "fp32", ["sm_90"], bench.find_ptxas(), tmp_path)
     assert set(res) == {"sm_90"}
     assert res["sm_90"]["failures"] == []
     kernels = res["sm_90"]["kernels"]
@@ -34,10 +33,10 @@ def test_kernels_bench_smoke(bench, tmp_path):
     assert not any(k["mma"] for k in kernels)
 
 
-def test_kernels_bench_tensor_cores(bench, tmp_path):
+def test_kernels_bench_tensor_cores(bench, conv_vocoder, tmp_path):
     """The vocoder's 8 convolutions are implicit GEMMs on Tensor Cores in
     mixed precision, and they assemble without spills."""
-    res = bench.measure(VOCODER, "mixed", ["sm_80"], bench.find_ptxas(), tmp_path)
+    res = bench.measure(conv_vocoder, "mixed", ["sm_80"], bench.find_ptxas(), tmp_path)
     assert res["sm_80"]["failures"] == []
     tc = [k for k in res["sm_80"]["kernels"] if k["mma"]]
     assert len(tc) == 8
