@@ -297,16 +297,28 @@ std::string headerSource(const EntrySignature &entry,
 std::string descriptionJson(const EntrySignature &entry,
                             const LibraryOptions &options,
                             const ArenaStats &arena) {
-  auto tensors = [](ArrayRef<HostTensor> list) {
+  auto tensors = [](ArrayRef<HostTensor> list,
+                    ArrayRef<EntrySignature::DeclaredShape> declared) {
     llvm::json::Array out;
-    for (const HostTensor &t : list) {
-      llvm::json::Array shape;
+    for (auto [i, t] : llvm::enumerate(list)) {
+      llvm::json::Array shape, modelShape, dimNames;
       for (int64_t d : t.shape)
         shape.push_back(d);
+      // As the model declares it: null where a dim is dynamic there (the
+      // library is specialized to `shape`), with the ONNX dim names.
+      if (i < declared.size()) {
+        for (int64_t d : declared[i].sizes)
+          modelShape.push_back(ShapedType::isDynamic(d) ? llvm::json::Value(nullptr)
+                                                        : llvm::json::Value(d));
+        for (const std::string &name : declared[i].names)
+          dimNames.push_back(name);
+      }
       out.push_back(llvm::json::Object{
           {"name", t.name},
           {"dtype", dtypeOf(t.elementType).second},
           {"shape", std::move(shape)},
+          {"model_shape", std::move(modelShape)},
+          {"dim_names", std::move(dimNames)},
           {"bytes", numElements(t) * HostTensor::elementBytes(t.elementType)},
       });
     }
@@ -323,8 +335,8 @@ std::string descriptionJson(const EntrySignature &entry,
       {"precision", options.precision},
       {"source", options.sourcePath},
       {"entry", "mp_model_run"},
-      {"inputs", tensors(entry.inputs)},
-      {"outputs", tensors(entry.outputs)},
+      {"inputs", tensors(entry.inputs, entry.declaredInputs)},
+      {"outputs", tensors(entry.outputs, entry.declaredOutputs)},
       {"activation_arena",
        llvm::json::Object{{"bytes", arena.bytes},
                           {"buffers", arena.buffers},

@@ -42,6 +42,23 @@ static std::string shapePin(const HostTensor &t) {
   return s;
 }
 
+/// The declared shape of a function argument or result: `type`'s dims and
+/// the `mp.dims` names the importer attached.
+static EntrySignature::DeclaredShape declaredShape(Type type,
+                                                   DictionaryAttr attrs) {
+  EntrySignature::DeclaredShape shape;
+  if (auto ranked = dyn_cast<RankedTensorType>(type))
+    shape.sizes.assign(ranked.getShape().begin(), ranked.getShape().end());
+  auto names = attrs ? attrs.getAs<ArrayAttr>("mp.dims") : ArrayAttr();
+  for (size_t i = 0; i < shape.sizes.size(); ++i) {
+    auto name = names && i < names.size()
+                    ? dyn_cast<StringAttr>(names[i])
+                    : StringAttr();
+    shape.names.push_back(name ? name.str() : "");
+  }
+  return shape;
+}
+
 LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
                            EntrySignature &entry) {
   MLIRContext *ctx = module->getContext();
@@ -70,6 +87,8 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
     spec.elementType = given->elementType;
     spec.shape = given->shape;
     entry.inputs.push_back(std::move(spec));
+    entry.declaredInputs.push_back(
+        declaredShape(type, func.getArgAttrDict(i)));
     pins.push_back(shapePin(*given));
   }
   for (const HostTensor &t : inputs)
@@ -78,6 +97,9 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
       return emitError(loc) << "the model has no input named '" << t.name
                             << "'";
 
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+    entry.declaredOutputs.push_back(
+        declaredShape(type, func.getResultAttrDict(i)));
   PassManager pm(ctx, ModuleOp::getOperationName());
   SpecializeShapesOptions specialize;
   specialize.shapes.assign(pins.begin(), pins.end());

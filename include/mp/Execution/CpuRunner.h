@@ -30,6 +30,14 @@ struct EntrySignature {
   /// Run-time inputs and outputs in argument order (names, types, shapes;
   /// no data).
   std::vector<HostTensor> inputs, outputs;
+  /// How the model declares each of them, dim by dim: the static size or
+  /// ShapedType::kDynamic (pinned to `shape` here), and the ONNX dim_param
+  /// ("batch", "" when none). Parallel to `inputs` / `outputs`.
+  struct DeclaredShape {
+    llvm::SmallVector<int64_t> sizes;
+    std::vector<std::string> names;
+  };
+  std::vector<DeclaredShape> declaredInputs, declaredOutputs;
 };
 
 /// Specializes the module's first function to the shapes of `inputs`
