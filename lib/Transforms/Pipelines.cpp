@@ -84,7 +84,11 @@ void mp::buildMixedPrecisionPipeline(OpPassManager &pm, StringRef policy,
 static void buildBufferizedLinalgPipeline(OpPassManager &pm,
                                           bool resultsAsOutParams,
                                           bool outlineAndVectorize) {
-  pm.addPass(mp::createMpToLinalg());
+  // The CPU streams attention over long caches; the GPU materializes the
+  // scores, whose matmuls and softmax map to its kernels.
+  mp::MpToLinalgOptions toLinalg;
+  toLinalg.streamingAttention = outlineAndVectorize;
+  pm.addPass(mp::createMpToLinalg(toLinalg));
   pm.addPass(createCanonicalizerPass());
   if (outlineAndVectorize) {
     pm.addPass(mp::createOutlineKernels());

@@ -1,4 +1,5 @@
 // RUN: mp-opt %s -split-input-file --mp-lower-to-linalg | FileCheck %s
+// RUN: mp-opt %s -split-input-file --mp-lower-to-linalg="streaming-attention=0" | FileCheck %s --check-prefix=NOSTREAM
 
 // Broadcasting is in the indexing maps: size-1 dims read index 0.
 // CHECK-DAG: #[[BCAST:.+]] = affine_map<(d0, d1) -> (0, d1)>
@@ -111,6 +112,11 @@ func.func @gqa_decode(%q: tensor<1x1x32xf32>, %k: tensor<1x1x16xf32>, %v: tensor
 // CHECK: scf.yield
 // CHECK: tensor.extract_slice %{{.+}}[0, 0, %{{.+}}, 0] [1, 2, 88, 16]
 // CHECK-NOT: tensor<1x4x1x600xf32>
+// Not streamed (the CUDA target): the 600 scores of each query exist and no
+// loop carries a running max.
+// NOSTREAM-LABEL: func.func @attention_streaming(
+//   NOSTREAM-NOT: scf.for
+//       NOSTREAM: tensor<1x4x1x600xf32>
 func.func @attention_streaming(%q: tensor<1x4x1x16xf32>, %k: tensor<1x2x600x16xf32>, %v: tensor<1x2x600x16xf32>) -> tensor<1x4x1x16xf32> {
   %o, %pk, %pv, %qk = mp.attention %q, %k, %v : (tensor<1x4x1x16xf32>, tensor<1x2x600x16xf32>, tensor<1x2x600x16xf32>) -> (tensor<1x4x1x16xf32>, tensor<1x2x600x16xf32>, tensor<1x2x600x16xf32>, tensor<1x4x1x600xf32>)
   return %o : tensor<1x4x1x16xf32>

@@ -16,7 +16,11 @@ namespace mp {
 #include "mp/Conversion/Passes.h.inc"
 
 /// Patterns lowering mp ops with static shapes to linalg/tensor/arith/math.
-void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// With `streamLongCaches`, attention over 512 keys or more becomes an
+/// online-softmax loop over key blocks (the CPU's form); without, it keeps
+/// the full score matrix (the CUDA target's form, until its flash kernel).
+void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                bool streamLongCaches = true);
 
 } // namespace mp
 

@@ -15,7 +15,18 @@ def MpToLinalg : Pass<"mp-lower-to-linalg", "mlir::ModuleOp"> {
     evaluated in f32 and rounded once. Ops with dynamic shapes or not yet
     lowered are reported by name and node (run `mp-specialize-shapes` first
     to pin dynamic dims).
+
+    Attention over 512 keys or more streams (an online softmax over blocks
+    of 256 keys, the score matrix never whole) unless
+    `streaming-attention=0`, which the CUDA pipeline sets: on the GPU the
+    scores are materialized and the pieces become Tensor Core and
+    block-reduction kernels.
   }];
+  let options = [
+    Option<"streamingAttention", "streaming-attention", "bool",
+           /*default=*/"true",
+           "Lower attention over long caches to an online-softmax loop">,
+  ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",

@@ -343,12 +343,12 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
 /// ONNX Attention's reference: scale, soft cap, masks, softmax.
 std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                                Value v, double scale, const MaskSpec &m,
-                               bool needScores = false) {
+                               bool streamLongCaches, bool needScores = false) {
   AttentionShape a(q, k, v);
   int64_t B = a.B, Hq = a.Hq, S = a.S, T = a.T, Dv = a.Dv;
   Type f32 = b.getF32Type(), elt = typeOf(q).getElementType();
   // Long caches stream: the scores exist one block of keys at a time.
-  if (!needScores && T >= 2 * kKeyBlock)
+  if (streamLongCaches && !needScores && T >= 2 * kKeyBlock)
     return {attendStreaming(b, loc, q, k, v, scale, m, kKeyBlock), Value()};
 
   // scores[b, h, s, t] = sum_d q[b, h, s, d] * k[b, h / g, t, d]
@@ -412,8 +412,18 @@ Value padKeys(OpBuilder &b, Location loc, Value mask, int64_t keys,
 }
 
 /// ONNX Attention-23/24.
-struct AttentionLowering : public OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// An attention lowering, told whether long caches may stream (CPU) or
+/// must materialize their scores (CUDA: the pieces map to Tensor Core and
+/// block-reduction kernels; a flash kernel is still to come).
+template <typename OpTy>
+struct AttentionPattern : public OpRewritePattern<OpTy> {
+  AttentionPattern(MLIRContext *ctx, bool streamLongCaches)
+      : OpRewritePattern<OpTy>(ctx), streamLongCaches(streamLongCaches) {}
+  bool streamLongCaches;
+};
+
+struct AttentionLowering : public AttentionPattern<AttentionOp> {
+  using AttentionPattern::AttentionPattern;
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     if (!allStatic(op))
@@ -446,7 +456,8 @@ struct AttentionLowering : public OpRewritePattern<AttentionOp> {
     m.kvLength = op.getNonpadKvSeqlen();
     m.qkOutputMode = op.getQkMatmulOutputMode();
     bool needScores = !op.getQkMatmulOutput().use_empty();
-    auto [out, scores] = attend(rewriter, loc, q, pk, pv, scale, m, needScores);
+    auto [out, scores] = attend(rewriter, loc, q, pk, pv, scale, m,
+                                streamLongCaches, needScores);
     if (threeD)
       out = mergeHeads(rewriter, loc, out);
     // Without a consumer the scores may never have existed (streaming).
@@ -474,8 +485,8 @@ struct AttentionLowering : public OpRewritePattern<AttentionOp> {
 
 /// com.microsoft MultiHeadAttention (separate Q, K, V; past/present).
 struct MultiHeadAttentionLowering
-    : public OpRewritePattern<MultiHeadAttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+    : public AttentionPattern<MultiHeadAttentionOp> {
+  using AttentionPattern::AttentionPattern;
   LogicalResult matchAndRewrite(MultiHeadAttentionOp op,
                                 PatternRewriter &rewriter) const override {
     if (!allStatic(op) || !op.getKey() || op.getBias() ||
@@ -503,15 +514,15 @@ struct MultiHeadAttentionLowering
     m.causal = op.getUnidirectional();
     m.causalOffset =
         op.getPastKey() ? typeOf(op.getPastKey()).getDimSize(2) : 0;
-    Value out = attend(rewriter, loc, q, pk, pv, scale, m).first;
+    Value out = attend(rewriter, loc, q, pk, pv, scale, m, streamLongCaches).first;
     rewriter.replaceOp(op, {mergeHeads(rewriter, loc, out), pk, pv});
     return success();
   }
 };
 
 /// com.microsoft Attention: packed QKV projection, past as [2, B, N, P, H].
-struct MsAttentionLowering : public OpRewritePattern<MsAttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
+  using AttentionPattern::AttentionPattern;
   LogicalResult matchAndRewrite(MsAttentionOp op,
                                 PatternRewriter &rewriter) const override {
     if (!allStatic(op) || op.getAttentionBias() || op.getPastSequenceLength() ||
@@ -601,7 +612,7 @@ struct MsAttentionLowering : public OpRewritePattern<MsAttentionOp> {
     }
     m.causal = op.getUnidirectional();
     m.causalOffset = op.getPast() ? typeOf(op.getPast()).getDimSize(3) : 0;
-    Value out = attend(rewriter, loc, q, k, v, scale, m).first;
+    Value out = attend(rewriter, loc, q, k, v, scale, m, streamLongCaches).first;
     auto presentType = cast<RankedTensorType>(op.getPresent().getType());
     auto oneType = RankedTensorType::get(
         {1, B, n, typeOf(k).getDimSize(2), D}, presentType.getElementType());
@@ -750,8 +761,8 @@ struct RotaryLowering : public OpRewritePattern<RotaryEmbeddingOp> {
 /// written into the present cache there; query s sees keys t <= past_b + s
 /// (and, with local_window_size w, t > past_b + s - w).
 struct GroupQueryAttentionLowering
-    : public OpRewritePattern<GroupQueryAttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+    : public AttentionPattern<GroupQueryAttentionOp> {
+  using AttentionPattern::AttentionPattern;
   LogicalResult matchAndRewrite(GroupQueryAttentionOp op,
                                 PatternRewriter &rewriter) const override {
     DenseIntElementsAttr totalAttr;
@@ -909,7 +920,7 @@ struct GroupQueryAttentionLowering
     m.softcap = op.getSoftcap().convertToDouble();
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt((double)H);
-    Value out = attend(rewriter, loc, q, pk, pv, scale, m).first;
+    Value out = attend(rewriter, loc, q, pk, pv, scale, m, streamLongCaches).first;
     rewriter.replaceOp(op, {mergeHeads(rewriter, loc, out), pk, pv});
     return success();
   }
@@ -917,11 +928,12 @@ struct GroupQueryAttentionLowering
 
 } // namespace
 
-void populateAttentionToLinalgPatterns(RewritePatternSet &patterns) {
+void populateAttentionToLinalgPatterns(RewritePatternSet &patterns,
+                                       bool streamLongCaches) {
   patterns.add<AttentionLowering, MultiHeadAttentionLowering,
-               MsAttentionLowering, GroupQueryAttentionLowering,
-               MsRotaryLowering, RotaryLowering>(
-      patterns.getContext());
+               MsAttentionLowering, GroupQueryAttentionLowering>(
+      patterns.getContext(), streamLongCaches);
+  patterns.add<MsRotaryLowering, RotaryLowering>(patterns.getContext());
 }
 
 } // namespace mp

@@ -21,18 +21,20 @@ void populateElementwiseToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateContractionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateShapeToTensorPatterns(mlir::RewritePatternSet &patterns);
-void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                       bool streamLongCaches);
 void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateResizeToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
-void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns) {
+void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                bool streamLongCaches) {
   populateElementwiseToLinalgPatterns(patterns);
   populateContractionToLinalgPatterns(patterns);
   populateReductionToLinalgPatterns(patterns);
   populateShapeToTensorPatterns(patterns);
-  populateAttentionToLinalgPatterns(patterns);
+  populateAttentionToLinalgPatterns(patterns, streamLongCaches);
   populateNNToLinalgPatterns(patterns);
   populateIndexingToLinalgPatterns(patterns);
   populateRecurrentToLinalgPatterns(patterns);
@@ -46,9 +48,10 @@ using namespace mp;
 namespace {
 
 struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateMpToLinalgPatterns(patterns);
+    populateMpToLinalgPatterns(patterns, streamingAttention);
     tensor::populateDecomposeTensorConcatPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -11,6 +11,7 @@
 // RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_80 format=isa tensor-cores=0" | %python %inputs/ptx-of-binaries.py | FileCheck %s --check-prefix=NOTC
 // RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_75,sm_90 format=isa" | %python %inputs/ptx-of-binaries.py | FileCheck %s --check-prefix=NOTC
 // RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_80,sm_90" | FileCheck %s --check-prefix=BIN
+// RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_90 format=isa" | %python %inputs/ptx-of-binaries.py | FileCheck %s --check-prefix=ATT
 
 // Host code: one arena from the runtime's device pool, one launch per
 // kernel: zero the accumulator, the contraction on one warp (4 rows fit one
@@ -99,6 +100,23 @@ func.func @conv1d_f16(%x: tensor<1x32x64xf16>, %w: tensor<16x32x3xf16>) -> tenso
 func.func @softmax(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
   %0 = mp.softmax %x {axes = array<i64: 1>} : tensor<4x32xf32>
   return %0 : tensor<4x32xf32>
+}
+
+// Decode attention over a cache of 1024 keys, f16: not streamed as on the
+// CPU (mp-lower-to-linalg streaming-attention=0) but Q.K^T on Tensor
+// Cores and the softmax's max and sum as block reductions. P.V keeps the
+// probabilities in f32, so it is one thread per output (a flash-decoding
+// kernel is still to come, issue 6).
+// ATT: .entry attention_decode_kernel
+// ATT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// ATT: shfl.sync.bfly.b32
+// ATT: max.NaN.f32
+// ATT: .entry attention_decode_kernel
+// ATT: shfl.sync.bfly.b32
+// ATT-NOT: mma.sync
+func.func @attention_decode(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x1024x64xf16>, %v: tensor<1x8x1024x64xf16>) -> tensor<1x8x1x64xf16> {
+  %o, %pk, %pv, %qk = mp.attention %q, %k, %v {scale = 0.125 : f32} : (tensor<1x8x1x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>) -> (tensor<1x8x1x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1x1024xf16>)
+  return %o : tensor<1x8x1x64xf16>
 }
 
 // With cubins, the binary holds one MPGPUBIN container with an image per
