@@ -51,12 +51,7 @@ struct Contraction {
   BodySlice lhs, rhs;
   SmallVector<unsigned> batch, m, n, k;
   SmallVector<int64_t> sizes; // static loop ranges
-  int64_t size(ArrayRef<unsigned> dims) const {
-    int64_t product = 1;
-    for (unsigned d : dims)
-      product *= sizes[d];
-    return product;
-  }
+  int64_t size(ArrayRef<unsigned> dims) const { return extentOf(dims, sizes); }
 };
 
 /// The f16 operand of an `arith.extf` to f32.
@@ -68,8 +63,8 @@ Value extendedHalf(Value v) {
 }
 
 FailureOr<Contraction> matchContraction(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
-      op.getNumResults() != 0)
+  FailureOr<SmallVector<int64_t>> sizes = staticSingleOutputRanges(op);
+  if (failed(sizes))
     return failure();
   OpOperand *init = op.getDpsInitOperand(0);
   auto outType = dyn_cast<MemRefType>(init->get().getType());
@@ -77,9 +72,7 @@ FailureOr<Contraction> matchContraction(linalg::GenericOp op) {
     return failure();
   Contraction c;
   c.op = op;
-  c.sizes = op.getStaticLoopRanges();
-  if (llvm::any_of(c.sizes, ShapedType::isDynamic))
-    return failure();
+  c.sizes = std::move(*sizes);
   for (auto [d, kind] : llvm::enumerate(op.getIteratorTypesArray()))
     if (kind == utils::IteratorType::reduction)
       c.k.push_back(d);
@@ -370,12 +363,6 @@ private:
   SmallVector<Value> base, rows;
   SmallVector<std::array<Value, 2>> cols;
 };
-
-/// Whether `op` already runs inside a kernel.
-bool inKernel(Operation *op) {
-  return op->getParentOfType<scf::ParallelOp>() ||
-         op->getParentOfType<gpu::LaunchOp>();
-}
 
 struct ContractionToMmaPass
     : public mp::impl::ContractionToMmaBase<ContractionToMmaPass> {

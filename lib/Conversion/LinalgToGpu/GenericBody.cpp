@@ -4,7 +4,9 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -50,6 +52,29 @@ FailureOr<mp::BodySlice> mp::sliceBody(linalg::GenericOp op, Value value) {
   return slice;
 }
 
+bool mp::inKernel(Operation *op) {
+  return op->getParentOfType<scf::ParallelOp>() ||
+         op->getParentOfType<gpu::LaunchOp>();
+}
+
+int64_t mp::extentOf(ArrayRef<unsigned> dims, ArrayRef<int64_t> sizes) {
+  int64_t product = 1;
+  for (unsigned d : dims)
+    product *= sizes[d];
+  return product;
+}
+
+FailureOr<SmallVector<int64_t>>
+mp::staticSingleOutputRanges(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumResults() != 0)
+    return failure();
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  if (llvm::any_of(sizes, ShapedType::isDynamic))
+    return failure();
+  return sizes;
+}
+
 Value mp::IndexBuilder::idx(int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
@@ -74,9 +99,7 @@ Value mp::IndexBuilder::lt(Value x, int64_t bound) {
 void mp::IndexBuilder::delinearize(ArrayRef<unsigned> dims,
                                    ArrayRef<int64_t> sizes, Value linear,
                                    SmallVectorImpl<Value> &point) {
-  int64_t stride = 1;
-  for (unsigned d : dims)
-    stride *= sizes[d];
+  int64_t stride = extentOf(dims, sizes);
   for (auto [i, d] : llvm::enumerate(dims)) {
     stride /= sizes[d];
     Value index = div(linear, stride);

@@ -3,7 +3,8 @@
 // Kernels that map a bufferized linalg.generic's iterations to threads
 // themselves (Tensor Core tiles, block reductions) evaluate parts of its
 // body at chosen points of the iteration space: the operands are loaded
-// through their indexing maps and the body ops cloned.
+// through their indexing maps and the body ops cloned. Also the checks and
+// index arithmetic those kernel builders and mp-map-to-gpu share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,20 @@
 #include "llvm/ADT/SmallBitVector.h"
 
 namespace mp {
+
+/// Whether `op` already runs inside a kernel (a GPU-mapped scf.parallel or
+/// a gpu.launch): the kernel-building passes leave such ops alone.
+bool inKernel(mlir::Operation *op);
+
+/// Product of `sizes[d]` over `dims` (1 for none): the extent of a group of
+/// loop dims flattened row-major.
+int64_t extentOf(llvm::ArrayRef<unsigned> dims, llvm::ArrayRef<int64_t> sizes);
+
+/// The static loop ranges of a bufferized generic with one output buffer,
+/// the form the kernel builders take; failure for anything else (tensors,
+/// several outputs, dynamic ranges).
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+staticSingleOutputRanges(mlir::linalg::GenericOp op);
 
 /// A value of a generic's body with the body ops computing it (in body
 /// order), the inputs they read and the loop dims those are indexed by.

@@ -9,6 +9,8 @@
 
 #include "mp/Conversion/Passes.h"
 
+#include "GenericBody.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -27,6 +29,7 @@ namespace mp {
 } // namespace mp
 
 using namespace mlir;
+using mp::inKernel;
 
 namespace {
 
@@ -203,12 +206,6 @@ LogicalResult mapToBlocksAndThreads(scf::ParallelOp loop, int64_t blockSize,
       failed(gpu::setMappingAttr(block, {mapping(gpu::Processor::ThreadX)})))
     return grid.emitOpError("cannot be mapped to GPU blocks and threads");
   return success();
-}
-
-/// Whether `op` sits inside a loop that becomes a kernel.
-bool inKernel(Operation *op) {
-  return op->getParentOfType<scf::ParallelOp>() ||
-         op->getParentOfType<gpu::LaunchOp>();
 }
 
 struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {

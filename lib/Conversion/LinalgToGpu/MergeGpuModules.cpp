@@ -2,8 +2,9 @@
 //
 // gpu-kernel-outlining gives each launch a gpu.module of its own, and each
 // becomes a binary that ptxas compiles and the runtime loads on its own: a
-// decoder's 180 kernels were 180 ptxas runs per architecture and 180
-// cuModuleLoadData calls when the library loads. Merged, it is one of each.
+// decoder of a few hundred kernels meant as many ptxas runs per
+// architecture and cuModuleLoadData calls when the library loads. Merged,
+// it is one of each.
 //
 //===----------------------------------------------------------------------===//
 

@@ -45,12 +45,7 @@ struct Reduction {
   gpu::AllReduceOperation kind;
   SmallVector<unsigned> parallel, reduction;
   SmallVector<int64_t> sizes;
-  int64_t size(ArrayRef<unsigned> dims) const {
-    int64_t product = 1;
-    for (unsigned d : dims)
-      product *= sizes[d];
-    return product;
-  }
+  int64_t size(ArrayRef<unsigned> dims) const { return extentOf(dims, sizes); }
 };
 
 /// The all-reduce kind of a combiner op, if it is one.
@@ -138,14 +133,12 @@ bool readsAlongRows(Reduction &r) {
 
 FailureOr<Reduction> matchReduction(linalg::GenericOp op,
                                     int64_t minReduction) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
-      op.getNumResults() != 0)
+  FailureOr<SmallVector<int64_t>> sizes = staticSingleOutputRanges(op);
+  if (failed(sizes))
     return failure();
   Reduction r;
   r.op = op;
-  r.sizes = op.getStaticLoopRanges();
-  if (llvm::any_of(r.sizes, ShapedType::isDynamic))
-    return failure();
+  r.sizes = std::move(*sizes);
   for (auto [d, kind] : llvm::enumerate(op.getIteratorTypesArray()))
     (kind == utils::IteratorType::reduction ? r.reduction : r.parallel)
         .push_back(d);
@@ -253,8 +246,7 @@ struct ReductionToGpuPass
     }
     SmallVector<Reduction, 4> found;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (op->getParentOfType<gpu::LaunchOp>() ||
-          op->getParentOfType<scf::ParallelOp>())
+      if (inKernel(op))
         return;
       if (FailureOr<Reduction> r = matchReduction(op, minReduction);
           succeeded(r))
