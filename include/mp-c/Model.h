@@ -56,6 +56,17 @@ MP_CAPI_EXPORT int mpModelLoad(const char *path, const char *precision,
                                const char *policy, MpModel **model,
                                char **error);
 
+/** Like mpModelLoad, but the model runs as a training step built by
+ * mp-build-training-step with the options `trainingStep` (e.g.
+ * "loss=loss optimizer=adamw lr=1e-3") and, unless NULL, loss scaling by
+ * mp-insert-loss-scaling with `lossScaling` (e.g. "mode=dynamic"). Its
+ * inputs and outputs are the step's (docs/training.md). */
+MP_CAPI_EXPORT int mpModelLoadTraining(const char *path, const char *precision,
+                                       const char *policy,
+                                       const char *trainingStep,
+                                       const char *lossScaling,
+                                       MpModel **model, char **error);
+
 MP_CAPI_EXPORT void mpModelDestroy(MpModel *model);
 
 /** Graph inputs and outputs as declared. Pointers stay valid while the

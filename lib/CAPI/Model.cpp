@@ -81,6 +81,14 @@ const char *mpVersion(void) { return "0.1.0"; }
 
 int mpModelLoad(const char *path, const char *precision, const char *policy,
                 MpModel **model, char **error) {
+  return mpModelLoadTraining(path, precision, policy, nullptr, nullptr, model,
+                             error);
+}
+
+int mpModelLoadTraining(const char *path, const char *precision,
+                        const char *policy, const char *trainingStep,
+                        const char *lossScaling, MpModel **model,
+                        char **error) {
   if (!path || !model)
     return failWith(error, "mpModelLoad: path and model must not be NULL");
   *model = nullptr;
@@ -96,6 +104,8 @@ int mpModelLoad(const char *path, const char *precision, const char *policy,
   mp::ModelOptions options;
   options.mixed = prec == "mixed";
   options.policyFile = policy ? policy : "";
+  options.trainingStep = trainingStep ? trainingStep : "";
+  options.lossScaling = lossScaling ? lossScaling : "";
   handle->model = mp::Model::load(&handle->ctx, path, options);
   if (!handle->model)
     return failWith(error, messageOf(diagnostics));

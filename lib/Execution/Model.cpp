@@ -13,6 +13,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
@@ -37,6 +38,9 @@ std::unique_ptr<Model> Model::load(MLIRContext *ctx, StringRef path,
   if (!options.policyFile.empty() && !options.mixed)
     return emitError(loc) << "a precision policy only applies to mixed "
                              "precision",
+           nullptr;
+  if (!options.lossScaling.empty() && options.trainingStep.empty())
+    return emitError(loc) << "loss scaling only applies to a training step",
            nullptr;
   if (!options.policyFile.empty()) {
     // Checked now, not at the first run (warnings come with the run).
@@ -79,6 +83,28 @@ std::unique_ptr<Model> Model::load(MLIRContext *ctx, StringRef path,
   }
   if (!probe && !anyInteger)
     return nullptr;
+  if (probe && !options.trainingStep.empty()) {
+    // The step's signature replaces the model's.
+    if (failed(model->buildTrainingStep(*probe)))
+      return nullptr;
+    auto func = *probe->getOps<func::FuncOp>().begin();
+    model->inputSpecs.clear();
+    model->outputSpecs.clear();
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes()))
+      model->inputSpecs.push_back(
+          {func.getArgAttrOfType<StringAttr>(i, "mp.name").str(),
+           getElementTypeOrSelf(type),
+           SmallVector<int64_t>(cast<ShapedType>(type).getShape())});
+    for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
+      model->outputSpecs.push_back(
+          {func.getResultAttrOfType<StringAttr>(i, "mp.name").str(),
+           getElementTypeOrSelf(type),
+           SmallVector<int64_t>(cast<ShapedType>(type).getShape())});
+    model->findShapeInputs(*probe);
+    model->knowsShapeInputs = true;
+    // The variants import again and rebuild the step.
+    return model;
+  }
   if (probe) {
     model->findShapeInputs(*probe);
     model->knowsShapeInputs = true;
@@ -250,16 +276,39 @@ Model::buildVariant(ArrayRef<HostTensor> inputs,
   firstImport = nullptr;
   if (!module)
     return nullptr;
+  if (!options.trainingStep.empty() && failed(buildTrainingStep(*module)))
+    return nullptr;
   if (options.fuseAttention || options.mixed) {
     PassManager pm(ctx, ModuleOp::getOperationName());
     if (options.fuseAttention)
       pm.addPass(createFuseAttention());
     if (options.mixed)
       buildMixedPrecisionPipeline(pm, options.policyFile, "", false, 1);
+    // Widening casts of gradients fold into mp.unscale_and_check.
+    if (options.mixed && !options.lossScaling.empty())
+      pm.addPass(createCanonicalizerPass());
     if (failed(pm.run(*module)))
       return nullptr;
   }
   return module;
+}
+
+LogicalResult Model::buildTrainingStep(ModuleOp module) const {
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  auto addPass = [&](std::unique_ptr<Pass> pass, StringRef opts) {
+    if (failed(pass->initializeOptions(opts, [&](const Twine &msg) {
+          return emitError(fileLoc()) << pass->getArgument() << ": " << msg;
+        })))
+      return failure();
+    pm.addPass(std::move(pass));
+    return success();
+  };
+  if (failed(addPass(createBuildTrainingStep(), options.trainingStep)))
+    return failure();
+  if (!options.lossScaling.empty() &&
+      failed(addPass(createInsertLossScaling(), options.lossScaling)))
+    return failure();
+  return pm.run(module);
 }
 
 CpuRunner *Model::variantFor(ArrayRef<HostTensor> inputs) {

@@ -42,7 +42,8 @@ static bool isFloatTensor(Type t) {
 }
 
 bool isPrecisionNode(Operation *op) {
-  if (!isa<MpDialect>(op->getDialect()) || isa<ConstantOp, YieldOp>(op))
+  if (!isa<MpDialect>(op->getDialect()) || isa<ConstantOp, YieldOp>(op) ||
+      op->hasTrait<KeepsFp32>())
     return false;
   if (auto cast = dyn_cast<CastOp>(op))
     return isFloatTensor(cast.getInput().getType()) &&

@@ -81,6 +81,8 @@ def _library() -> ctypes.CDLL:
         "mpVersion": ([], ctypes.c_char_p),
         "mpModelLoad": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
                          ctypes.POINTER(P), c_char_pp], ctypes.c_int),
+        "mpModelLoadTraining": ([ctypes.c_char_p] * 5 + [ctypes.POINTER(P), c_char_pp],
+                                ctypes.c_int),
         "mpModelDestroy": ([P], None),
         "mpModelNumInputs": ([P], ctypes.c_size_t),
         "mpModelInput": ([P, ctypes.c_size_t], _Tensor),
@@ -134,16 +136,21 @@ class Model:
     """A loaded model; see :func:`compile`."""
 
     def __init__(self, path: str | os.PathLike, precision: str = "fp32",
-                 policy: str | os.PathLike | None = None):
+                 policy: str | os.PathLike | None = None, *,
+                 training: str | None = None, loss_scaling: str | None = None):
         lib = _library()
         self._lib = lib
         self._handle = ctypes.c_void_p()
         self.path = Path(path)
         self.precision = precision
         error = ctypes.c_void_p()
-        rc = lib.mpModelLoad(os.fsencode(path), precision.encode(),
-                             os.fsencode(policy) if policy is not None else None,
-                             ctypes.byref(self._handle), ctypes.byref(error))
+        def opt(s):
+            return s.encode() if s is not None else None
+        rc = lib.mpModelLoadTraining(
+            os.fsencode(path), precision.encode(),
+            os.fsencode(policy) if policy is not None else None,
+            opt(training), opt(loss_scaling),
+            ctypes.byref(self._handle), ctypes.byref(error))
         _check(rc, error)
         self.inputs = [TensorInfo._from(lib.mpModelInput(self._handle, i))
                        for i in range(lib.mpModelNumInputs(self._handle))]
@@ -213,10 +220,18 @@ class Model:
 
 
 def compile(path: str | os.PathLike, precision: str = "fp32",
-            policy: str | os.PathLike | None = None) -> Model:
+            policy: str | os.PathLike | None = None, *,
+            training: str | None = None,
+            loss_scaling: str | None = None) -> Model:
     """Loads an ONNX model for CPU execution in ``precision`` ("fp32" or
-    "mixed", with an optional precision ``policy`` JSON file)."""
-    return Model(path, precision, policy)
+    "mixed", with an optional precision ``policy`` JSON file).
+
+    With ``training`` (mp-build-training-step options, e.g. ``"loss=loss
+    optimizer=adamw lr=1e-3"``) the model runs as one training step, with
+    ``loss_scaling`` (mp-insert-loss-scaling options, e.g.
+    ``"mode=dynamic"``) if given; see :mod:`mp.training` for a trainer."""
+    return Model(path, precision, policy, training=training,
+                 loss_scaling=loss_scaling)
 
 
 from .library import Library, load  # noqa: E402  (needs Error above)

@@ -34,6 +34,13 @@ struct ModelOptions {
   /// Replace decomposed attention with mp.attention (mp-fuse-attention)
   /// before assigning precision.
   bool fuseAttention = false;
+  /// Options of mp-build-training-step ("loss=NAME optimizer=adamw ..."):
+  /// when set, the model runs as that training step (its inputs and
+  /// outputs are the step's, see docs/training.md).
+  std::string trainingStep;
+  /// Options of mp-insert-loss-scaling ("mode=dynamic ..."); only with
+  /// `trainingStep`.
+  std::string lossScaling;
 };
 
 /// A graph input or output as the model declares it: dynamic dims are
@@ -110,6 +117,8 @@ private:
   /// Range bounds, Resize scales, Slice and Pad parameters, directly or
   /// through integer arithmetic): they are compiled in.
   void findShapeInputs(mlir::ModuleOp module);
+  /// Builds the training step on an imported module, as the options say.
+  mlir::LogicalResult buildTrainingStep(mlir::ModuleOp module) const;
   /// Where errors about the model as a whole point: `path:0:0`.
   mlir::Location fileLoc() const;
   CpuRunner *variantFor(llvm::ArrayRef<HostTensor> inputs);

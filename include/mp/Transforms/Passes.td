@@ -214,4 +214,81 @@ def FuseAttention : Pass<"mp-fuse-attention", "mlir::ModuleOp"> {
   let dependentDialects = ["::mp::MpDialect"];
 }
 
+def BuildTrainingStep : Pass<"mp-build-training-step", "mlir::ModuleOp"> {
+  let summary = "Turn a forward graph with a scalar loss into a training step";
+  let description = [{
+    Differentiates the output named `loss` (one element) with respect to the
+    trained weights and appends the optimizer. The trained weights are the
+    float initializers (rank >= 1) the loss depends on, or those listed in
+    `weights`; they become fp32 function arguments (the master weights; an
+    fp16 initializer is cast to fp16 where the forward used it).
+
+    The step's signature: the model's inputs, then each weight `W`, then
+    the optimizer state (`W.momentum` for SGD; `W.exp_avg`, `W.exp_avg_sq`
+    and the shared `adamw.step` for AdamW). Results: `loss`, then
+    `NAME.next` for every weight and state input, then `W.grad` for each
+    weight with `gradients=1` (always with `optimizer=none`). Other model
+    outputs are dropped.
+
+    The backward pass is built from mp ops (see Gradients.h), so the
+    precision passes assign it fp16 or fp32 like the forward graph. An op on
+    the path from a weight to the loss without a gradient rule is an error
+    naming the ONNX node.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"\"",
+           "Name of the scalar loss output">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, adamw, or none (the step returns gradients)">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "Learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD momentum">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Weight decay (L2 for SGD, decoupled for AdamW)">,
+    Option<"gradients", "gradients", "bool", /*default=*/"false",
+           "Also return each weight's gradient as W.grad">,
+    ListOption<"weights", "weights", "std::string",
+               "Initializers to train (default: every float initializer "
+               "the loss depends on)">,
+  ];
+  let dependentDialects = ["::mp::MpDialect"];
+}
+
+def InsertLossScaling : Pass<"mp-insert-loss-scaling", "mlir::ModuleOp"> {
+  let summary = "Add loss scaling to a training step";
+  let description = [{
+    Runs on a step built by mp-build-training-step. The backward pass starts
+    from `scale` instead of 1; one `mp.unscale_and_check` divides every
+    gradient by the scale into fp32 and tests them all for inf/NaN; the
+    optimizer updates (and AdamW's step count) are skipped when any is not
+    finite, inside the graph.
+
+    `mode=dynamic`: the scale and its count of finite steps are inputs
+    (`loss_scale`, `loss_scale.good_steps`) and outputs (`.next`) updated by
+    `mp.update_loss_scale`. `mode=static`: the scale is the constant
+    `scale`. Both add an output `found_inf`.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"dynamic\"",
+           "dynamic or static">,
+    Option<"scale", "scale", "double", /*default=*/"512.0",
+           "The loss scale (mode=static)">,
+    Option<"init", "init", "double", /*default=*/"65536.0",
+           "Initial scale, recorded for trainers (mode=dynamic)">,
+    Option<"growth", "growth", "double", /*default=*/"2.0",
+           "Growth factor after `interval` finite steps">,
+    Option<"backoff", "backoff", "double", /*default=*/"0.5",
+           "Backoff factor on overflow">,
+    Option<"interval", "interval", "int64_t", /*default=*/"2000",
+           "Finite steps between growths">,
+    Option<"minScale", "min", "double", /*default=*/"1.0", "Smallest scale">,
+    Option<"maxScale", "max", "double", /*default=*/"16777216.0",
+           "Largest scale">,
+  ];
+  let dependentDialects = ["::mp::MpDialect"];
+}
+
 #endif // MP_TRANSFORMS_PASSES_TD

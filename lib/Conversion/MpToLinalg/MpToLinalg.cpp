@@ -27,6 +27,7 @@ void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateResizeToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateTrainingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
                                 bool streamLongCaches) {
@@ -39,6 +40,7 @@ void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
   populateIndexingToLinalgPatterns(patterns);
   populateRecurrentToLinalgPatterns(patterns);
   populateResizeToLinalgPatterns(patterns);
+  populateTrainingToLinalgPatterns(patterns);
 }
 } // namespace mp
 

@@ -13,6 +13,13 @@
 #include "mp/Dialect/Mp/IR/MpDialect.h"
 #include "mp/Dialect/Mp/IR/MpTypeInference.h"
 
+namespace mp {
+/// Marks ops that always compute in fp32 (loss scaling, optimizer updates):
+/// precision passes give them no decision.
+template <typename ConcreteType>
+class KeepsFp32 : public mlir::OpTrait::TraitBase<ConcreteType, KeepsFp32> {};
+} // namespace mp
+
 #define GET_OP_CLASSES
 #include "mp/Dialect/Mp/IR/MpOps.h.inc"
 

@@ -14,5 +14,6 @@ include "mp/Dialect/Mp/IR/MpNNOps.td"
 include "mp/Dialect/Mp/IR/MpShapeOps.td"
 include "mp/Dialect/Mp/IR/MpAttentionOps.td"
 include "mp/Dialect/Mp/IR/MpControlFlowOps.td"
+include "mp/Dialect/Mp/IR/MpTrainingOps.td"
 
 #endif // MP_DIALECT_MP_IR_MPOPS_TD

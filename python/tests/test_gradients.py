@@ -1,0 +1,191 @@
+"""Gradients of mp-build-training-step against finite differences.
+
+Each case is a small ONNX graph whose initializers are the trained weights.
+The loss is sum(op(...) * R) for a fixed random R, so every element of the
+op's output matters. mp computes the gradients (optimizer=none, fp32); the
+reference is the central difference of the same graph run by onnxruntime
+in float64 (float32 with a larger step where onnxruntime has no double
+kernel).
+"""
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import mp  # noqa: E402
+
+RNG = np.random.default_rng(7)
+
+
+def rand(*shape, low=None):
+    x = RNG.normal(size=shape)
+    if low is not None:  # away from the domain edge (log, sqrt, 1/x)
+        x = low + np.abs(x)
+    return x.astype(np.float32)
+
+
+def node(op, ins, **attrs):
+    return helper.make_node(op, ins, ["y"], **attrs)
+
+
+# name -> (nodes producing "y", {weight: array}, {input: array}, opset)
+CASES = {
+    "matmul": ([node("MatMul", ["a", "b"])], {"a": rand(3, 4), "b": rand(4, 5)}, {}, 17),
+    "matmul_batch_x_matrix": ([node("MatMul", ["a", "b"])],
+                              {"a": rand(2, 3, 4), "b": rand(4, 5)}, {}, 17),
+    "matmul_batched_broadcast": ([node("MatMul", ["a", "b"])],
+                                 {"a": rand(2, 3, 4), "b": rand(1, 4, 2)}, {}, 17),
+    "gemm_transb": ([node("Gemm", ["a", "b", "c"], alpha=0.5, beta=2.0, transB=1)],
+                    {"a": rand(3, 4), "b": rand(5, 4), "c": rand(5)}, {}, 17),
+    "gemm_transa": ([node("Gemm", ["a", "b"], transA=1)],
+                    {"a": rand(4, 3), "b": rand(4, 2)}, {}, 17),
+    "add_broadcast": ([node("Add", ["a", "b"])], {"a": rand(3, 4), "b": rand(4)}, {}, 17),
+    "sub_broadcast": ([node("Sub", ["a", "b"])], {"a": rand(3, 1), "b": rand(1, 4)}, {}, 17),
+    "mul_broadcast": ([node("Mul", ["a", "b"])], {"a": rand(2, 3, 4), "b": rand(3, 1)}, {}, 17),
+    "div_broadcast": ([node("Div", ["a", "b"])], {"a": rand(3, 4), "b": rand(4, low=1.0)}, {}, 17),
+    "relu": ([node("Relu", ["a"])], {"a": rand(4, 5)}, {}, 17),
+    "leaky_relu": ([node("LeakyRelu", ["a"], alpha=0.2)], {"a": rand(4, 5)}, {}, 17),
+    "sigmoid": ([node("Sigmoid", ["a"])], {"a": rand(4, 5)}, {}, 17),
+    "tanh": ([node("Tanh", ["a"])], {"a": rand(4, 5)}, {}, 17),
+    "exp": ([node("Exp", ["a"])], {"a": rand(4, 5)}, {}, 17),
+    "log": ([node("Log", ["a"])], {"a": rand(4, 5, low=0.5)}, {}, 17),
+    "sqrt": ([node("Sqrt", ["a"])], {"a": rand(4, 5, low=0.5)}, {}, 17),
+    "reciprocal": ([node("Reciprocal", ["a"])], {"a": rand(4, 5, low=0.5)}, {}, 17),
+    "abs_neg": ([helper.make_node("Abs", ["a"], ["t"]), node("Neg", ["t"])],
+                {"a": rand(4, 5)}, {}, 17),
+    "erf": ([node("Erf", ["a"])], {"a": rand(4, 5)}, {}, 17),
+    "gelu": ([node("Gelu", ["a"])], {"a": rand(4, 5)}, {}, 20),
+    "gelu_tanh": ([node("Gelu", ["a"], approximate="tanh")], {"a": rand(4, 5)}, {}, 20),
+    "pow2": ([node("Pow", ["a", "two"])], {"a": rand(4, 5)},
+             {"two": np.array(2.0, np.float32)}, 17),
+    "pow3": ([node("Pow", ["a", "three"])], {"a": rand(4, 5)},
+             {"three": np.array(3.0, np.float32)}, 17),
+    "softmax": ([node("Softmax", ["a"], axis=-1)], {"a": rand(2, 3, 4)}, {}, 17),
+    "log_softmax_axis1": ([node("LogSoftmax", ["a"], axis=1)], {"a": rand(2, 3, 4)}, {}, 17),
+    "layer_norm": ([node("LayerNormalization", ["a", "g", "b"], axis=-1, epsilon=1e-5)],
+                   {"a": rand(3, 6), "g": rand(6), "b": rand(6)}, {}, 17),
+    "layer_norm_axis1": ([node("LayerNormalization", ["a", "g"], axis=1)],
+                         {"a": rand(2, 3, 4), "g": rand(3, 4)}, {}, 17),
+    "reduce_sum": ([node("ReduceSum", ["a", "axes"], keepdims=0)], {"a": rand(2, 3, 4)},
+                   {"axes": np.array([1], np.int64)}, 17),
+    "reduce_mean_all": ([node("ReduceMean", ["a"], keepdims=1)], {"a": rand(2, 3, 4)}, {}, 17),
+    "reshape_transpose": ([helper.make_node("Reshape", ["a", "shape"], ["t"]),
+                           node("Transpose", ["t"], perm=[2, 0, 1])],
+                          {"a": rand(6, 4)}, {"shape": np.array([2, 3, 4], np.int64)}, 17),
+    "flatten_unsqueeze_squeeze": ([helper.make_node("Flatten", ["a"], ["f"], axis=2),
+                                   helper.make_node("Unsqueeze", ["f", "ax"], ["u"]),
+                                   node("Squeeze", ["u", "ax"])],
+                                  {"a": rand(2, 3, 4)}, {"ax": np.array([0], np.int64)}, 17),
+    "expand": ([node("Expand", ["a", "shape"])], {"a": rand(3, 1)},
+               {"shape": np.array([2, 3, 4], np.int64)}, 17),
+    "concat": ([node("Concat", ["a", "b"], axis=1)], {"a": rand(2, 3), "b": rand(2, 5)}, {}, 17),
+    "slice": ([node("Slice", ["a", "starts", "ends", "axes"])], {"a": rand(4, 6)},
+              {"starts": np.array([-5], np.int64), "ends": np.array([4], np.int64),
+               "axes": np.array([1], np.int64)}, 17),
+    "gather_embedding": ([node("Gather", ["w", "ids"], axis=0)], {"w": rand(6, 4)},
+                         {"ids": np.array([[0, 3, 3], [5, -1, 2]], np.int64)}, 17),
+    "where": ([node("Where", ["cond", "a", "b"])], {"a": rand(3, 4), "b": rand(4)},
+              {"cond": RNG.random((3, 4)) > 0.5}, 17),
+    "mlp_shared_weight": (
+        [helper.make_node("MatMul", ["x", "w"], ["h"]),
+         helper.make_node("Tanh", ["h"], ["a"]),
+         helper.make_node("MatMul", ["a", "w"], ["z"]),  # w used twice
+         node("Add", ["z", "h"])],
+        {"w": rand(4, 4)}, {"x": rand(3, 4)}, 17),
+}
+
+
+def float_inputs(consts):
+    return {k: v for k, v in consts.items() if v.dtype == np.float32 and v.ndim > 0}
+
+
+def build(nodes, weights, consts, opset, dtype, r_shape=None):
+    """The case's graph with loss = sum(y * r); weights as initializers,
+    everything else as graph inputs. Without `r_shape`: the graph of y."""
+    np_type = np.float64 if dtype == TensorProto.DOUBLE else np.float32
+    inits = [numpy_helper.from_array(v.astype(np_type), k) for k, v in weights.items()]
+    # Integer and bool constants (shapes, axes, ids, conditions) and float
+    # scalars (exponents) are initializers that are not trained; other float
+    # constants are inputs.
+    inits += [numpy_helper.from_array(v.astype(np_type) if v.dtype == np.float32 else v, k)
+              for k, v in consts.items() if k not in float_inputs(consts)]
+    inputs = []
+    for k, v in float_inputs(consts).items():
+        inputs.append(helper.make_tensor_value_info(k, dtype, list(v.shape)))
+    if r_shape is None:
+        loss_nodes, output = [], helper.make_tensor_value_info("y", dtype, None)
+    else:
+        inputs.append(helper.make_tensor_value_info("r", dtype, list(r_shape)))
+        loss_nodes = [helper.make_node("Mul", ["y", "r"], ["yr"]),
+                      helper.make_node("ReduceSum", ["yr"], ["loss"], keepdims=0)]
+        output = helper.make_tensor_value_info("loss", dtype, [])
+    graph = helper.make_graph(list(nodes) + loss_nodes, "case", inputs, [output], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def output_shape(nodes, weights, consts, opset, tmp_path):
+    model = build(nodes, weights, consts, opset, TensorProto.FLOAT)
+    path = tmp_path / "shape.onnx"
+    onnx.save(model, str(path))
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return sess.run(None, float_inputs(consts))[0].shape
+
+
+def finite_differences(nodes, weights, consts, opset, r, tmp_path):
+    """d loss / d weight by central differences in onnxruntime."""
+    for dtype, np_type, h in ((TensorProto.DOUBLE, np.float64, 1e-6),
+                              (TensorProto.FLOAT, np.float32, 1e-2)):
+        path = tmp_path / f"fd_{dtype}.onnx"
+        onnx.save(build(nodes, weights, consts, opset, dtype, r.shape), str(path))
+        try:
+            sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        except Exception:  # no double kernel for an op: float32
+            continue
+        feeds = {k: v.astype(np_type) for k, v in float_inputs(consts).items()}
+        feeds["r"] = r.astype(np_type)
+        break
+    grads = {}
+    for name, w in weights.items():
+        g = np.zeros(w.shape, np.float64)
+        for i in np.ndindex(w.shape):
+            vals = []
+            for sign in (1, -1):
+                moved = w.astype(np.float64).copy()
+                moved[i] += sign * h
+                model = onnx.load(str(path))
+                for t in model.graph.initializer:
+                    if t.name == name:
+                        t.CopyFrom(numpy_helper.from_array(moved.astype(np_type), name))
+                s = ort.InferenceSession(model.SerializeToString(),
+                                         providers=["CPUExecutionProvider"])
+                vals.append(float(s.run(None, feeds)[0]))
+            g[i] = (vals[0] - vals[1]) / (2 * h)
+        grads[name] = g
+    return grads, h
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_gradient_matches_finite_differences(case, tmp_path):
+    if not mp.library_path().is_file():
+        pytest.skip("libMPCAPI.so is not built")
+    nodes, weights, consts, opset = CASES[case]
+    r = RNG.normal(size=output_shape(nodes, weights, consts, opset, tmp_path)).astype(np.float32)
+    path = tmp_path / "model.onnx"
+    onnx.save(build(nodes, weights, consts, opset, TensorProto.FLOAT, r.shape), str(path))
+    step = mp.compile(path, training="loss=loss optimizer=none")
+    names = [i.name for i in step.inputs]
+    assert set(weights) <= set(names), f"weights not trained: {names}"
+    out = step.run({**weights, **float_inputs(consts), "r": r})
+    want, h = finite_differences(nodes, weights, consts, opset, r, tmp_path)
+    for name in weights:
+        got = out[f"{name}.grad"]
+        assert got.shape == weights[name].shape
+        # float32 gradients vs float64 differences (or float32 ones, h=1e-2).
+        tol = 2e-4 if h < 1e-3 else 2e-2
+        np.testing.assert_allclose(got, want[name], rtol=tol, atol=tol,
+                                   err_msg=f"{case}: d loss / d {name}")
