@@ -102,6 +102,12 @@ CastPlan planCasts(func::FuncOp func, DecisionFn decisionOf, bool keepIoTypes) {
       return keepIoTypes ? getElementTypeOrSelf(
                                func.getResultTypes()[use.getOperandNumber()])
                          : Type();
+    // Training-state ops keep their fp32 operands; the gradients of
+    // mp.unscale_and_check may come in any float type (it widens them).
+    if (owner->hasTrait<KeepsFp32>())
+      return isa<UnscaleAndCheckOp>(owner) && use.getOperandNumber() > 0
+                 ? Type()
+                 : getElementTypeOrSelf(use.get().getType());
     return computeRequirement(use);
   };
   func.walk([&](Operation *op) {

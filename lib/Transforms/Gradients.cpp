@@ -254,13 +254,50 @@ FailureOr<Grads> contractionGrads(GraphBuilder &g, Operation *op, Value dy) {
   return grads;
 }
 
+/// Gradients of a 1-D convolution (group 1) as convolutions.
+FailureOr<Grads> convGrads(GraphBuilder &g, ConvOp conv, Value dy) {
+  Value x = conv.getInput(), w = conv.getWeight();
+  auto sx = GraphBuilder::shape(x), sw = GraphBuilder::shape(w);
+  auto sdy = GraphBuilder::shape(dy);
+  int64_t s = conv.getStrides()[0], d = conv.getDilations()[0];
+  int64_t pb = conv.getPads()[0], pe = conv.getPads()[1];
+  int64_t len = sx[2], k = sw[2], outLen = sdy[2];
+  OpBuilder &b = g.b;
+  auto arr = [&](ArrayRef<int64_t> v) { return b.getDenseI64ArrayAttr(v); };
+  // dX: the transposed convolution of dY with the same weights; output
+  // padding restores the input positions the forward stride skipped.
+  int64_t outputPadding = len - (s * (outLen - 1) + d * (k - 1) + 1 - pb - pe);
+  Value dx = ConvTransposeOp::create(
+      b, g.loc, dy, w, Value(), b.getStringAttr("NOTSET"), arr({d}),
+      b.getI64IntegerAttr(1), arr({k}), arr({outputPadding}), arr({pb, pe}),
+      arr({s}));
+  // dW[m, c, j] = sum_{n,t} dY[n, m, t] X[n, c, t*s + j*d - pb]: a
+  // convolution over the batch with channels and batch swapped, dY as the
+  // kernel, stride d and dilation s.
+  Value xt = g.transpose(x, {1, 0, 2});
+  Value dyt = g.transpose(dy, {1, 0, 2});
+  Value dwt = ConvOp::create(b, g.loc, xt, dyt, Value(),
+                             b.getStringAttr("NOTSET"), arr({s}),
+                             b.getI64IntegerAttr(1), arr({outLen}),
+                             arr({pb, pe}), arr({d}));
+  if (GraphBuilder::shape(dwt)[2] != k)
+    dwt = g.sliceAxis(dwt, 2, 0, k);
+  Grads grads{dx, g.transpose(dwt, {1, 0, 2})};
+  if (Value bias = conv.getBias())
+    grads.push_back(g.reshape(g.reduceSum(dy, {0, 2}, false),
+                              GraphBuilder::shape(bias)));
+  return grads;
+}
+
 /// Gradients of reductions, softmaxes and LayerNorm.
 FailureOr<Grads> normalizationGrads(GraphBuilder &g, Operation *op,
                                     ArrayRef<Value> dys) {
   Value x = op->getOperand(0), dy = dys[0];
   auto sx = GraphBuilder::shape(x);
   auto reducedAxes = [&](ArrayRef<int64_t> axes, bool noop) {
-    SmallVector<int64_t> all = llvm::to_vector(axes);
+    SmallVector<int64_t> all = llvm::map_to_vector(axes, [&](int64_t a) {
+      return a < 0 ? a + (int64_t)sx.size() : a;
+    });
     if (all.empty() && !noop)
       all = llvm::to_vector(llvm::seq<int64_t>(0, sx.size()));
     return all;
@@ -460,6 +497,8 @@ FailureOr<Grads> vjp(OpBuilder &b, Operation *op, ArrayRef<Value> dys) {
     return binaryGrads(g, op, dy);
   if (isa<MatMulOp, GemmOp>(op))
     return contractionGrads(g, op, dy);
+  if (auto conv = dyn_cast<ConvOp>(op))
+    return convGrads(g, conv, dy);
   if (isa<ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp>(
           op))
     return normalizationGrads(g, op, dys);
@@ -489,6 +528,9 @@ bool hasGradientRule(Operation *op, unsigned index) {
     });
   if (auto s = dyn_cast<SliceOp>(op))
     return index == 0;
+  if (auto conv = dyn_cast<ConvOp>(op))
+    return GraphBuilder::shape(conv.getInput()).size() == 3 &&
+           conv.getGroup() == 1;
   if (auto gather = dyn_cast<GatherOp>(op))
     return index == 0 && (int64_t)gather.getAxis() == 0;
   if (auto gelu = dyn_cast<GeluOp>(op))

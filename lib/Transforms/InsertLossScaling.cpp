@@ -44,21 +44,21 @@ struct InsertLossScalingPass
              << getArgument() << ": the loss scale must be > 0";
     ConstantOp seed;
     SmallVector<Operation *> updates;
+    bool scaled = false;
     func.walk([&](Operation *op) {
       if (op->hasAttr("mp.loss_seed"))
         seed = cast<ConstantOp>(op);
       if (isa<SgdUpdateOp, AdamWUpdateOp>(op))
         updates.push_back(op);
+      scaled |= isa<UnscaleAndCheckOp>(op);
     });
+    if (scaled)
+      return emitError(func.getLoc())
+             << getArgument() << ": this step has loss scaling already";
     if (!seed)
       return emitError(func.getLoc())
              << getArgument()
              << ": no training step here (run mp-build-training-step first)";
-    for (Operation *op : updates)
-      if (op->getOperand(op->getNumOperands() - 1).getType() ==
-              RankedTensorType::get({}, IntegerType::get(op->getContext(), 1)))
-        return op->emitOpError("already skips steps: loss scaling was "
-                               "inserted before");
 
     // The gradients: what the optimizer updates read, or the W.grad results.
     SmallVector<NamedValue> results = namedResults(func);

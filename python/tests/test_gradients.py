@@ -89,6 +89,10 @@ CASES = {
                          {"ids": np.array([[0, 3, 3], [5, -1, 2]], np.int64)}, 17),
     "where": ([node("Where", ["cond", "a", "b"])], {"a": rand(3, 4), "b": rand(4)},
               {"cond": RNG.random((3, 4)) > 0.5}, 17),
+    "conv1d": ([node("Conv", ["x", "w", "b"], pads=[1, 2], strides=[2], dilations=[2])],
+               {"w": rand(4, 3, 3), "b": rand(4)}, {"x": rand(2, 3, 11)}, 17),
+    "conv1d_input_grad": ([node("Conv", ["x", "w"], kernel_shape=[3])],
+                          {"x": rand(1, 2, 7), "w": rand(3, 2, 3)}, {}, 17),
     "mlp_shared_weight": (
         [helper.make_node("MatMul", ["x", "w"], ["h"]),
          helper.make_node("Tanh", ["h"], ["a"]),

@@ -5,9 +5,17 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/SmallString.h"
 
 using namespace mlir;
 using namespace mp;
+
+/// `v` as a user writes it ("0.5", "8", "1e-08").
+static std::string fmt(float v) {
+  SmallString<16> text;
+  APFloat(v).toString(text);
+  return text.str().str();
+}
 
 //===----------------------------------------------------------------------===//
 // UnscaleAndCheckOp
@@ -82,15 +90,16 @@ LogicalResult UpdateLossScaleOp::verify() {
   float backoff = getBackoffFactor().convertToFloat();
   float lo = getMinScale().convertToFloat(), hi = getMaxScale().convertToFloat();
   if (!(growth >= 1.0f))
-    return emitOpError() << "growth_factor must be >= 1, got " << growth;
+    return emitOpError() << "growth_factor must be >= 1, got " << fmt(growth);
   if (!(backoff > 0.0f && backoff < 1.0f))
-    return emitOpError() << "backoff_factor must be in (0, 1), got " << backoff;
+    return emitOpError() << "backoff_factor must be in (0, 1), got "
+                         << fmt(backoff);
   if (getGrowthInterval() < 1)
     return emitOpError() << "growth_interval must be >= 1, got "
                          << getGrowthInterval();
   if (!(lo > 0.0f && lo <= hi))
     return emitOpError() << "needs 0 < min_scale <= max_scale, got ["
-                         << lo << ", " << hi << "]";
+                         << fmt(lo) << ", " << fmt(hi) << "]";
   return success();
 }
 
@@ -137,8 +146,9 @@ static LogicalResult verifyHyperparameter(Operation *op, StringRef name,
                                           bool hiOpen) {
   float v = value.convertToFloat();
   if (!(v >= lo && (hiOpen ? v < hi : v <= hi)))
-    return op->emitOpError() << name << " must be in [" << lo << ", " << hi
-                             << (hiOpen ? ")" : "]") << ", got " << v;
+    return op->emitOpError() << name << " must be in [" << fmt(lo) << ", "
+                             << fmt(hi) << (hiOpen ? ")" : "]") << ", got "
+                             << fmt(v);
   return success();
 }
 
@@ -163,6 +173,6 @@ LogicalResult AdamWUpdateOp::verify() {
     return failure();
   if (!(getEps().convertToFloat() > 0))
     return emitOpError() << "eps must be > 0, got "
-                         << getEps().convertToFloat();
+                         << fmt(getEps().convertToFloat());
   return success();
 }
