@@ -18,6 +18,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -289,6 +290,100 @@ FailureOr<Grads> convGrads(GraphBuilder &g, ConvOp conv, Value dy) {
   return grads;
 }
 
+/// Gradients of mp.attention (softcap 0, no nonpad_kv_seqlen): the scores
+/// and probabilities are recomputed from Q and K, then the usual
+/// dV = P^T dO, dS = P (dP - rowsum(dP P)), dQ = dS K, dK = dS^T Q.
+/// Grouped-query K/V heads sum the gradients of their query heads; the
+/// gradient of a joined past is dropped (it is state, not a weight).
+FailureOr<Grads> attentionGrads(GraphBuilder &g, AttentionOp op,
+                                ArrayRef<Value> dys) {
+  if (dys[1] || dys[2] || dys[3] || op.getSoftcap().convertToDouble() != 0 ||
+      op.getNonpadKvSeqlen())
+    return failure();
+  Value q = op.getQ(), k = op.getK(), v = op.getV(), dOut = dys[0];
+  auto sq = GraphBuilder::shape(q), sk = GraphBuilder::shape(k);
+  bool is3d = sq.size() == 3;
+  int64_t batch = sq[0];
+  int64_t hq = is3d ? (int64_t)op.getQNumHeads() : sq[1];
+  int64_t hk = is3d ? (int64_t)op.getKvNumHeads() : sk[1];
+  // 3-D [B, S, H*D] <-> 4-D [B, H, S, D].
+  auto to4d = [&](Value x, int64_t heads) {
+    if (!is3d)
+      return x;
+    auto s = GraphBuilder::shape(x);
+    return g.transpose(g.reshape(x, {s[0], s[1], heads, s[2] / heads}),
+                       {0, 2, 1, 3});
+  };
+  auto to3d = [&](Value x) {
+    if (!is3d)
+      return x;
+    auto s = GraphBuilder::shape(x);
+    return g.reshape(g.transpose(x, {0, 2, 1, 3}), {s[0], s[2], s[1] * s[3]});
+  };
+  Value q4 = to4d(q, hq), k4 = to4d(k, hk), v4 = to4d(v, hk);
+  Value dO = to4d(dOut, hq);
+  int64_t past = 0;
+  Value kf = k4, vf = v4;
+  if (Value pk = op.getPastKey()) {
+    past = GraphBuilder::shape(pk)[2];
+    kf = ConcatOp::create(g.b, g.loc, ValueRange{pk, k4}, 2);
+    vf = ConcatOp::create(g.b, g.loc, ValueRange{op.getPastValue(), v4}, 2);
+  }
+  auto sf = GraphBuilder::shape(kf);
+  int64_t total = sf[2], dim = sf[3], seq = GraphBuilder::shape(q4)[2];
+  int64_t rep = hq / hk;
+  // K/V heads repeated for their query heads (grouped-query attention).
+  auto repeat = [&](Value x) {
+    if (rep == 1)
+      return x;
+    Value x5 = g.reshape(x, {batch, hk, 1, total, dim});
+    return g.reshape(g.expand(x5, {batch, hk, rep, total, dim}),
+                     {batch, hq, total, dim});
+  };
+  auto unrepeat = [&](Value x) {
+    if (rep == 1)
+      return x;
+    return g.reshape(g.reduceSum(g.reshape(x, {batch, hk, rep, total, dim}),
+                                 {2}, false),
+                     {batch, hk, total, dim});
+  };
+  Value kx = repeat(kf), vx = repeat(vf);
+  Type t = GraphBuilder::elt(q);
+  double scale = op.getScale() ? op.getScale()->convertToDouble()
+                               : 1.0 / std::sqrt((double)dim);
+  Value scores = g.scale(g.matmul(q4, g.transposeLast2(kx)), scale);
+  Value negInf = g.scalar(-std::numeric_limits<double>::infinity(), t);
+  if (Value mask = op.getAttnMask()) {
+    if (getElementTypeOrSelf(mask.getType()).isInteger(1))
+      scores = g.where(mask, scores, negInf);
+    else
+      scores = g.add(scores, g.castTo(mask, t));
+  }
+  if (op.getIsCausal()) {
+    // Bottom-right aligned: query i sees keys j <= i + total - seq.
+    SmallVector<bool> allowed;
+    for (int64_t i = 0; i < seq; ++i)
+      for (int64_t j = 0; j < total; ++j)
+        allowed.push_back(j <= i + total - seq);
+    auto maskType = RankedTensorType::get({seq, total}, g.b.getI1Type());
+    Value causal = ConstantOp::create(
+        g.b, g.loc, DenseElementsAttr::get(maskType, ArrayRef<bool>(allowed)));
+    scores = g.where(causal, scores, negInf);
+  }
+  Value p = SoftmaxOp::create(g.b, g.loc, scores, g.b.getDenseI64ArrayAttr({3}));
+  Value dvx = g.matmul(g.transposeLast2(p), dO);
+  Value dp = g.matmul(dO, g.transposeLast2(vx));
+  Value ds = g.mul(p, g.sub(dp, g.reduceSum(g.mul(dp, p), {3}, true)));
+  Value dq = g.scale(g.matmul(ds, kx), scale);
+  Value dkx = g.scale(g.matmul(g.transposeLast2(ds), q4), scale);
+  Value dk = unrepeat(dkx), dv = unrepeat(dvx);
+  if (past) {
+    dk = g.sliceAxis(dk, 2, past, total);
+    dv = g.sliceAxis(dv, 2, past, total);
+  }
+  return Grads{to3d(dq), to3d(dk), to3d(dv)};
+}
+
 /// Gradients of reductions, softmaxes and LayerNorm.
 FailureOr<Grads> normalizationGrads(GraphBuilder &g, Operation *op,
                                     ArrayRef<Value> dys) {
@@ -491,7 +586,7 @@ FailureOr<Grads> vjp(OpBuilder &b, Operation *op, ArrayRef<Value> dys) {
   GraphBuilder g(b, gradientLoc(op));
   Value dy = dys[0];
   if (llvm::any_of(dys.drop_front(), [](Value v) { return bool(v); }) &&
-      !isa<LayerNormOp>(op))
+      !isa<LayerNormOp, AttentionOp>(op))
     return failure();
   if (isa<AddOp, SubOp, MulOp, DivOp>(op))
     return binaryGrads(g, op, dy);
@@ -499,6 +594,8 @@ FailureOr<Grads> vjp(OpBuilder &b, Operation *op, ArrayRef<Value> dys) {
     return contractionGrads(g, op, dy);
   if (auto conv = dyn_cast<ConvOp>(op))
     return convGrads(g, conv, dy);
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return attentionGrads(g, attention, dys);
   if (isa<ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp>(
           op))
     return normalizationGrads(g, op, dys);
@@ -531,6 +628,9 @@ bool hasGradientRule(Operation *op, unsigned index) {
   if (auto conv = dyn_cast<ConvOp>(op))
     return GraphBuilder::shape(conv.getInput()).size() == 3 &&
            conv.getGroup() == 1;
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return index < 3 && attention.getSoftcap().convertToDouble() == 0 &&
+           !attention.getNonpadKvSeqlen();
   if (auto gather = dyn_cast<GatherOp>(op))
     return index == 0 && (int64_t)gather.getAxis() == 0;
   if (auto gelu = dyn_cast<GeluOp>(op))

@@ -93,6 +93,15 @@ CASES = {
                {"w": rand(4, 3, 3), "b": rand(4)}, {"x": rand(2, 3, 11)}, 17),
     "conv1d_input_grad": ([node("Conv", ["x", "w"], kernel_shape=[3])],
                           {"x": rand(1, 2, 7), "w": rand(3, 2, 3)}, {}, 17),
+    "attention_causal": ([node("Attention", ["q", "k", "v"], is_causal=1)],
+                         {"q": rand(1, 2, 3, 4), "k": rand(1, 2, 3, 4), "v": rand(1, 2, 3, 4)},
+                         {}, 23),
+    "attention_gqa_3d_mask_past": (
+        [helper.make_node("Attention", ["q", "k", "v", "mask", "pk", "pv"],
+                          ["y", "present_k", "present_v"], q_num_heads=4, kv_num_heads=2,
+                          scale=0.3)],
+        {"q": rand(2, 3, 8), "k": rand(2, 3, 4), "v": rand(2, 3, 4)},
+        {"mask": rand(3, 5), "pk": rand(2, 2, 2, 2), "pv": rand(2, 2, 2, 2)}, 23),
     "mlp_shared_weight": (
         [helper.make_node("MatMul", ["x", "w"], ["h"]),
          helper.make_node("Tanh", ["h"], ["a"]),
