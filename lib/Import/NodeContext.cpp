@@ -183,6 +183,7 @@ const OpTable &OpTable::get() {
     registerShapeImporters(t);
     registerAttentionImporters(t);
     registerControlFlowImporters(t);
+    registerLossImporters(t);
     return t;
   }();
   return table;

@@ -240,6 +240,7 @@ void registerNNImporters(OpTable &table);
 void registerShapeImporters(OpTable &table);
 void registerAttentionImporters(OpTable &table);
 void registerControlFlowImporters(OpTable &table);
+void registerLossImporters(OpTable &table);
 
 } // namespace mp::import
 

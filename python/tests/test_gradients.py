@@ -102,6 +102,13 @@ CASES = {
                           scale=0.3)],
         {"q": rand(2, 3, 8), "k": rand(2, 3, 4), "v": rand(2, 3, 4)},
         {"mask": rand(3, 5), "pk": rand(2, 2, 2, 2), "pv": rand(2, 2, 2, 2)}, 23),
+    "softmax_cross_entropy": ([node("SoftmaxCrossEntropyLoss", ["s", "labels", "w"],
+                                    ignore_index=2)],
+                              {"s": rand(4, 3, 2)},
+                              {"labels": np.array([[0, 1], [2, 2], [1, 0], [2, 1]], np.int64),
+                               "w": np.array([0.5, 1.0, 2.0], np.float32)}, 13),
+    "nll_sum": ([node("NegativeLogLikelihoodLoss", ["p", "labels"], reduction="sum")],
+                {"p": rand(3, 4)}, {"labels": np.array([3, 0, 3], np.int64)}, 13),
     "mlp_shared_weight": (
         [helper.make_node("MatMul", ["x", "w"], ["h"]),
          helper.make_node("Tanh", ["h"], ["a"]),
