@@ -290,6 +290,39 @@ FailureOr<Grads> convGrads(GraphBuilder &g, ConvOp conv, Value dy) {
   return grads;
 }
 
+/// Gradients of a 1-D transposed convolution (group 1): the forward
+/// convolution of dY for the input, a swapped convolution for the weights.
+FailureOr<Grads> convTransposeGrads(GraphBuilder &g, ConvTransposeOp conv,
+                                    Value dy) {
+  Value x = conv.getInput(), w = conv.getWeight();
+  int64_t s = conv.getStrides()[0], d = conv.getDilations()[0];
+  int64_t pb = conv.getPads()[0], pe = conv.getPads()[1];
+  int64_t len = GraphBuilder::shape(x)[2], k = GraphBuilder::shape(w)[2];
+  OpBuilder &b = g.b;
+  auto arr = [&](ArrayRef<int64_t> v) { return b.getDenseI64ArrayAttr(v); };
+  // W [C, M, k] is already a convolution weight from M to C channels. The
+  // output padding only adds positions past the last input's reach.
+  Value dx = ConvOp::create(b, g.loc, dy, w, Value(), b.getStringAttr("NOTSET"),
+                            arr({d}), b.getI64IntegerAttr(1), arr({k}),
+                            arr({pb, pe}), arr({s}));
+  if (GraphBuilder::shape(dx)[2] != len)
+    dx = g.sliceAxis(dx, 2, 0, len);
+  // dW[c, m, j] = sum_{n,i} X[n, c, i] dY[n, m, i*s + j*d - pb].
+  Value dyt = g.transpose(dy, {1, 0, 2});
+  Value xt = g.transpose(x, {1, 0, 2});
+  Value dwt = ConvOp::create(b, g.loc, dyt, xt, Value(),
+                             b.getStringAttr("NOTSET"), arr({s}),
+                             b.getI64IntegerAttr(1), arr({len}),
+                             arr({pb, pe}), arr({d}));
+  if (GraphBuilder::shape(dwt)[2] != k)
+    dwt = g.sliceAxis(dwt, 2, 0, k);
+  Grads grads{dx, g.transpose(dwt, {1, 0, 2})};
+  if (Value bias = conv.getBias())
+    grads.push_back(g.reshape(g.reduceSum(dy, {0, 2}, false),
+                              GraphBuilder::shape(bias)));
+  return grads;
+}
+
 /// Gradients of mp.attention (softcap 0, no nonpad_kv_seqlen): the scores
 /// and probabilities are recomputed from Q and K, then the usual
 /// dV = P^T dO, dS = P (dP - rowsum(dP P)), dQ = dS K, dK = dS^T Q.
@@ -594,6 +627,8 @@ FailureOr<Grads> vjp(OpBuilder &b, Operation *op, ArrayRef<Value> dys) {
     return contractionGrads(g, op, dy);
   if (auto conv = dyn_cast<ConvOp>(op))
     return convGrads(g, conv, dy);
+  if (auto conv = dyn_cast<ConvTransposeOp>(op))
+    return convTransposeGrads(g, conv, dy);
   if (auto attention = dyn_cast<AttentionOp>(op))
     return attentionGrads(g, attention, dys);
   if (isa<ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp>(
@@ -626,6 +661,9 @@ bool hasGradientRule(Operation *op, unsigned index) {
   if (auto s = dyn_cast<SliceOp>(op))
     return index == 0;
   if (auto conv = dyn_cast<ConvOp>(op))
+    return GraphBuilder::shape(conv.getInput()).size() == 3 &&
+           conv.getGroup() == 1;
+  if (auto conv = dyn_cast<ConvTransposeOp>(op))
     return GraphBuilder::shape(conv.getInput()).size() == 3 &&
            conv.getGroup() == 1;
   if (auto attention = dyn_cast<AttentionOp>(op))
