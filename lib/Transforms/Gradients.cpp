@@ -255,38 +255,65 @@ FailureOr<Grads> contractionGrads(GraphBuilder &g, Operation *op, Value dy) {
   return grads;
 }
 
+/// The attributes of a 1-D convolution (group 1).
+struct Conv1d {
+  int64_t stride, dilation, padBegin, padEnd;
+
+  template <typename OpTy> static Conv1d of(OpTy op) {
+    return {op.getStrides()[0], op.getDilations()[0], op.getPads()[0],
+            op.getPads()[1]};
+  }
+
+  /// `x` [N, C, L] convolved with `w` [M, C, k]: [N, M, L'].
+  Value apply(GraphBuilder &g, Value x, Value w) const {
+    OpBuilder &b = g.b;
+    auto arr = [&](ArrayRef<int64_t> v) { return b.getDenseI64ArrayAttr(v); };
+    return ConvOp::create(b, g.loc, x, w, Value(), b.getStringAttr("NOTSET"),
+                          arr({dilation}), b.getI64IntegerAttr(1),
+                          arr({GraphBuilder::shape(w)[2]}),
+                          arr({padBegin, padEnd}), arr({stride}));
+  }
+
+  /// The weight gradient shared by Conv and ConvTranspose:
+  /// out[q, p, j] = sum_{n,i} a[n, p, j*dilation + i*stride - padBegin]
+  /// * b[n, q, i] for j < k, i.e. a convolution over the batch with batch
+  /// and channels swapped, `b` as the kernel, stride and dilation swapped.
+  Value weightGrad(GraphBuilder &g, Value a, Value b, int64_t k) const {
+    Conv1d swapped{dilation, stride, padBegin, padEnd};
+    Value out = swapped.apply(g, g.transpose(a, {1, 0, 2}),
+                              g.transpose(b, {1, 0, 2}));
+    if (GraphBuilder::shape(out)[2] != k)
+      out = g.sliceAxis(out, 2, 0, k);
+    return g.transpose(out, {1, 0, 2});
+  }
+};
+
+/// The gradient of a per-channel bias of an [N, C, L] result.
+Value channelBiasGrad(GraphBuilder &g, Value dy, Value bias) {
+  return g.reshape(g.reduceSum(dy, {0, 2}, false), GraphBuilder::shape(bias));
+}
+
 /// Gradients of a 1-D convolution (group 1) as convolutions.
 FailureOr<Grads> convGrads(GraphBuilder &g, ConvOp conv, Value dy) {
   Value x = conv.getInput(), w = conv.getWeight();
-  auto sx = GraphBuilder::shape(x), sw = GraphBuilder::shape(w);
-  auto sdy = GraphBuilder::shape(dy);
-  int64_t s = conv.getStrides()[0], d = conv.getDilations()[0];
-  int64_t pb = conv.getPads()[0], pe = conv.getPads()[1];
-  int64_t len = sx[2], k = sw[2], outLen = sdy[2];
+  Conv1d c = Conv1d::of(conv);
+  int64_t len = GraphBuilder::shape(x)[2], k = GraphBuilder::shape(w)[2];
+  int64_t outLen = GraphBuilder::shape(dy)[2];
   OpBuilder &b = g.b;
   auto arr = [&](ArrayRef<int64_t> v) { return b.getDenseI64ArrayAttr(v); };
   // dX: the transposed convolution of dY with the same weights; output
   // padding restores the input positions the forward stride skipped.
-  int64_t outputPadding = len - (s * (outLen - 1) + d * (k - 1) + 1 - pb - pe);
+  int64_t outputPadding = len - (c.stride * (outLen - 1) +
+                                 c.dilation * (k - 1) + 1 - c.padBegin -
+                                 c.padEnd);
   Value dx = ConvTransposeOp::create(
-      b, g.loc, dy, w, Value(), b.getStringAttr("NOTSET"), arr({d}),
-      b.getI64IntegerAttr(1), arr({k}), arr({outputPadding}), arr({pb, pe}),
-      arr({s}));
-  // dW[m, c, j] = sum_{n,t} dY[n, m, t] X[n, c, t*s + j*d - pb]: a
-  // convolution over the batch with channels and batch swapped, dY as the
-  // kernel, stride d and dilation s.
-  Value xt = g.transpose(x, {1, 0, 2});
-  Value dyt = g.transpose(dy, {1, 0, 2});
-  Value dwt = ConvOp::create(b, g.loc, xt, dyt, Value(),
-                             b.getStringAttr("NOTSET"), arr({s}),
-                             b.getI64IntegerAttr(1), arr({outLen}),
-                             arr({pb, pe}), arr({d}));
-  if (GraphBuilder::shape(dwt)[2] != k)
-    dwt = g.sliceAxis(dwt, 2, 0, k);
-  Grads grads{dx, g.transpose(dwt, {1, 0, 2})};
+      b, g.loc, dy, w, Value(), b.getStringAttr("NOTSET"), arr({c.dilation}),
+      b.getI64IntegerAttr(1), arr({k}), arr({outputPadding}),
+      arr({c.padBegin, c.padEnd}), arr({c.stride}));
+  // dW[m, c, j] = sum_{n,t} dY[n, m, t] X[n, c, t*s + j*d - pb].
+  Grads grads{dx, c.weightGrad(g, x, dy, k)};
   if (Value bias = conv.getBias())
-    grads.push_back(g.reshape(g.reduceSum(dy, {0, 2}, false),
-                              GraphBuilder::shape(bias)));
+    grads.push_back(channelBiasGrad(g, dy, bias));
   return grads;
 }
 
@@ -295,31 +322,17 @@ FailureOr<Grads> convGrads(GraphBuilder &g, ConvOp conv, Value dy) {
 FailureOr<Grads> convTransposeGrads(GraphBuilder &g, ConvTransposeOp conv,
                                     Value dy) {
   Value x = conv.getInput(), w = conv.getWeight();
-  int64_t s = conv.getStrides()[0], d = conv.getDilations()[0];
-  int64_t pb = conv.getPads()[0], pe = conv.getPads()[1];
+  Conv1d c = Conv1d::of(conv);
   int64_t len = GraphBuilder::shape(x)[2], k = GraphBuilder::shape(w)[2];
-  OpBuilder &b = g.b;
-  auto arr = [&](ArrayRef<int64_t> v) { return b.getDenseI64ArrayAttr(v); };
   // W [C, M, k] is already a convolution weight from M to C channels. The
   // output padding only adds positions past the last input's reach.
-  Value dx = ConvOp::create(b, g.loc, dy, w, Value(), b.getStringAttr("NOTSET"),
-                            arr({d}), b.getI64IntegerAttr(1), arr({k}),
-                            arr({pb, pe}), arr({s}));
+  Value dx = c.apply(g, dy, w);
   if (GraphBuilder::shape(dx)[2] != len)
     dx = g.sliceAxis(dx, 2, 0, len);
   // dW[c, m, j] = sum_{n,i} X[n, c, i] dY[n, m, i*s + j*d - pb].
-  Value dyt = g.transpose(dy, {1, 0, 2});
-  Value xt = g.transpose(x, {1, 0, 2});
-  Value dwt = ConvOp::create(b, g.loc, dyt, xt, Value(),
-                             b.getStringAttr("NOTSET"), arr({s}),
-                             b.getI64IntegerAttr(1), arr({len}),
-                             arr({pb, pe}), arr({d}));
-  if (GraphBuilder::shape(dwt)[2] != k)
-    dwt = g.sliceAxis(dwt, 2, 0, k);
-  Grads grads{dx, g.transpose(dwt, {1, 0, 2})};
+  Grads grads{dx, c.weightGrad(g, dy, x, k)};
   if (Value bias = conv.getBias())
-    grads.push_back(g.reshape(g.reduceSum(dy, {0, 2}, false),
-                              GraphBuilder::shape(bias)));
+    grads.push_back(channelBiasGrad(g, dy, bias));
   return grads;
 }
 
