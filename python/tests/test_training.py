@@ -143,7 +143,7 @@ def batches(seed):
 
 
 def test_mixed_dynamic_scaling_trains_like_fp32(lm):
-    steps = 150
+    steps = 300
     fp32 = lm("fp32").train(batches(0), steps)
     mixed = lm("mixed", "mode=dynamic").train(batches(0), steps)
     first = fp32[0].loss
