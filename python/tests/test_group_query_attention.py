@@ -1,8 +1,8 @@
 """mp's lowering of com.microsoft GroupQueryAttention against onnxruntime's
 CPU kernel on the same inputs: first prompt, decode steps after a cache,
 a prompt continuing a cache, batches whose caches differ in length, packed
-QKV, rotary (both layouts), local windows, soft cap, and a cache buffer
-longer than the sequence. total_sequence_length decides the present
+QKV, rotary (both layouts), local windows, soft cap, a cache buffer
+longer than the sequence, head sinks and smooth_softmax. total_sequence_length decides the present
 cache's shape, so mp compiles it in; seqlens_k stays a run-time input."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from conftest import run_mp_and_onnxruntime
 N, KV, MAX_POS = 4, 2, 64
 
 
-def _model(B, S, P, total, seqlens, packed=False, rotary=False, H=8, **attrs):
+def _model(B, S, P, total, seqlens, packed=False, rotary=False, H=8, head_sink=False,
+           **attrs):
     rng = np.random.default_rng(11)
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     vi = lambda n, t, s: helper.make_tensor_value_info(n, t, s)  # noqa: E731
@@ -41,6 +42,10 @@ def _model(B, S, P, total, seqlens, packed=False, rotary=False, H=8, **attrs):
         inputs += ["cos", "sin"]
         graph_inputs += [vi(n, TensorProto.FLOAT, [MAX_POS, H // 2]) for n in ("cos", "sin")]
         attrs["do_rotary"] = 1
+    if head_sink:
+        feeds["sink"] = rng.uniform(-1, 2, size=N).astype(np.float32)
+        inputs += [""] * (11 - len(inputs)) + ["sink"]
+        graph_inputs.append(vi("sink", TensorProto.FLOAT, [N]))
     node = helper.make_node("GroupQueryAttention", inputs, ["out", "present_key", "present_value"],
                             domain="com.microsoft", name="gqa", num_heads=N, kv_num_heads=KV,
                             **attrs)
@@ -65,6 +70,12 @@ CASES = {
     "local_window": dict(B=1, S=4, P=0, total=4, seqlens=[3], local_window_size=2),
     "softcap_scale": dict(B=1, S=1, P=3, total=4, seqlens=[3], softcap=2.0, scale=0.5),
     "long_cache_buffer": dict(B=1, S=1, P=8, total=5, seqlens=[4]),
+    # An extra logit per head in every softmax row (gpt-oss style sinks),
+    # and smooth_softmax (a sink of 0); the long cache streams on the CPU.
+    "head_sink_decode": dict(B=2, S=1, P=6, total=7, seqlens=[6, 3], head_sink=True),
+    "head_sink_prompt": dict(B=1, S=4, P=0, total=4, seqlens=[3], head_sink=True),
+    "smooth_softmax": dict(B=1, S=3, P=4, total=7, seqlens=[6], smooth_softmax=1),
+    "head_sink_long_cache": dict(B=1, S=1, P=600, total=601, seqlens=[600], head_sink=True),
 }
 
 

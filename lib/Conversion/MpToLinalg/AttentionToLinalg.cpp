@@ -85,6 +85,10 @@ struct MaskSpec {
   /// (ONNX Attention's reference, onnxruntime's unidirectional attention).
   int64_t causalOffset = 0;
   double softcap = 0;
+  /// Per query head f32 [Hq]: one more logit in every softmax row, which
+  /// takes probability mass but adds no value (onnxruntime's head_sink;
+  /// smooth_softmax is a sink of 0).
+  Value sink;
   /// Which scores attend() also returns (ONNX qk_matmul_output_mode, as the
   /// reference implements it): 0/1 scaled and soft-capped Q·Kᵀ, 2 plus the
   /// masks, 3 the softmax.
@@ -316,11 +320,21 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
         return {maxNew, sumNew, accNew};
   };
   int64_t full = T / block * block;
+  // A sink starts each row as if it were the first key: max = sink,
+  // sum = exp(sink - sink) = 1, no value.
+  Value max0 = filled(rowType, -INFINITY), sum0 = filled(rowType, 0);
+  if (m.sink) {
+    max0 = parallelGeneric(b, loc, rowType, m.sink,
+                           {AffineMap::get(3, 0, {d(1)}, ctx)},
+                           [](OpBuilder &, Location, ValueRange a) {
+                             return a[0];
+                           });
+    sum0 = filled(rowType, 1.0);
+  }
   auto loop = scf::ForOp::create(
       b, loc, indexConst(b, loc, 0), indexConst(b, loc, full),
       indexConst(b, loc, block),
-      ValueRange{filled(rowType, -INFINITY), filled(rowType, 0),
-                 filled(accType, 0)},
+      ValueRange{max0, sum0, filled(accType, 0)},
       [&](OpBuilder &nb, Location l, Value t0, ValueRange iter) {
         scf::YieldOp::create(nb, l, step(nb, l, t0, block, iter));
       });
@@ -334,6 +348,51 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
                     return castScalar(
                         ib, il, arith::DivFOp::create(ib, il, a[0], a[1]),
                         elt);
+                  });
+}
+
+/// Softmax over the keys of f32 scores [B, Hq, S, T] with one extra logit
+/// sink[h] per row: exp(x - m) / (exp(sink - m) + sum exp(x - m)), m the
+/// maximum of the row and the sink.
+Value softmaxWithSink(OpBuilder &b, Location loc, Value scores, Value sink) {
+  MLIRContext *ctx = b.getContext();
+  auto type = typeOf(scores);
+  Type f32 = b.getF32Type();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  auto rowType = RankedTensorType::get(type.getShape().drop_back(), f32);
+  AffineMap row = b.getMultiDimIdentityMap(3);
+  AffineMap head = AffineMap::get(3, 0, {d(1)}, ctx);
+  SmallVector<int64_t> keys = {3};
+  Value rowMax = reduce(b, loc, scores, keys, f32, -INFINITY,
+                        [](OpBuilder &nb, Location l, Value x, Value acc) {
+                          return arith::MaximumFOp::create(nb, l, x, acc)
+                              .getResult();
+                        });
+  Value mx = parallelGeneric(b, loc, rowType, {rowMax, sink}, {row, head},
+                             [](OpBuilder &nb, Location l, ValueRange a) {
+                               return arith::MaximumFOp::create(nb, l, a[0],
+                                                                a[1])
+                                   .getResult();
+                             });
+  Value e = withStat(b, loc, type, scores, mx, keys,
+                     [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       return math::ExpOp::create(
+                           nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
+                     });
+  Value sum = reduce(b, loc, e, keys, f32, 0.0,
+                     [](OpBuilder &nb, Location l, Value x, Value acc) {
+                       return arith::AddFOp::create(nb, l, x, acc).getResult();
+                     });
+  Value denom = parallelGeneric(
+      b, loc, rowType, {sum, sink, mx}, {row, head, row},
+      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value s = math::ExpOp::create(
+            nb, l, arith::SubFOp::create(nb, l, a[1], a[2]));
+        return arith::AddFOp::create(nb, l, a[0], s);
+      });
+  return withStat(b, loc, type, e, denom, keys,
+                  [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                    return arith::DivFOp::create(nb, l, a[0], a[1]);
                   });
 }
 
@@ -358,11 +417,17 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
   auto [capped, masked] = scaleAndMask(b, loc, scores, scale, m, Value());
   // Softmax over t in f32.
   SmallVector<int64_t> axis = {3};
-  SoftmaxParts parts = softmaxParts(b, loc, masked, axis, f32);
-  Value p = withStat(b, loc, scoresType, parts.exp, parts.sum, axis,
-                     [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                       return arith::DivFOp::create(nb, l, a[0], a[1]);
-                     });
+  Value p = m.sink ? softmaxWithSink(b, loc, masked, m.sink)
+                   : [&] {
+                       SoftmaxParts parts =
+                           softmaxParts(b, loc, masked, axis, f32);
+                       return withStat(
+                           b, loc, scoresType, parts.exp, parts.sum, axis,
+                           [](OpBuilder &nb, Location l, ValueRange a) {
+                             return arith::DivFOp::create(nb, l, a[0], a[1])
+                                 .getResult();
+                           });
+                     }();
 
   // out[b, h, s, e] = sum_t p[b, h, s, t] * v[b, h / g, t, e]
   auto outType = RankedTensorType::get({B, Hq, S, Dv}, f32);
@@ -772,8 +837,6 @@ struct GroupQueryAttentionLowering
           op, "total_sequence_length is not known when compiling");
     if (!allStatic(op))
       return rewriter.notifyMatchFailure(op, "dynamic shape");
-    if (op.getHeadSink() || op.getSmoothSoftmax())
-      return rewriter.notifyMatchFailure(op, "head_sink / smooth_softmax");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     auto qt = typeOf(op.getQuery());
@@ -918,6 +981,17 @@ struct GroupQueryAttentionLowering
     m.keep = keep;
     m.additive = op.getAttentionBias();
     m.softcap = op.getSoftcap().convertToDouble();
+    // smooth_softmax is a sink of 0 for every head.
+    auto sinkType = RankedTensorType::get({n}, rewriter.getF32Type());
+    if (Value sink = op.getHeadSink())
+      m.sink = elementwise(rewriter, loc, sinkType, sink,
+                           [](OpBuilder &b, Location l, ValueRange a) {
+                             return castScalar(b, l, a[0], b.getF32Type());
+                           });
+    else if (op.getSmoothSoftmax())
+      m.sink = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(sinkType, rewriter.getF32FloatAttr(0.0f)));
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt((double)H);
     Value out = attend(rewriter, loc, q, pk, pv, scale, m, streamLongCaches).first;
