@@ -2,7 +2,10 @@
 projection, past as [2, B, N, P, H]) and MultiHeadAttention (separate Q, K,
 V; past_key/past_value) against onnxruntime's CPU kernels on the same
 inputs: with and without a cache, unidirectional (causal), key padding
-masks, attention bias, an explicit scale."""
+masks, attention bias, an explicit scale, the Q/K/V projection bias, and
+packed KV ([B, L, N, 2, H]) and QKV ([B, S, N, 3, H]) inputs, which
+onnxruntime's CPU kernel lacks: those are checked against it on the same
+data unpacked."""
 
 from __future__ import annotations
 
@@ -49,11 +52,22 @@ def _ms_attention(P=0, unidirectional=0, padding=False, **attrs):
     return _model(graph_inputs, node, ["y", "present"]), feeds
 
 
-def _mha(P=0, padding=False, bias=False, **attrs):
+def _mha(P=0, padding=False, bias=False, proj_bias=False, packed=None, **attrs):
     rng = np.random.default_rng(33 + P)
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     feeds = {"q": f(B, S, HIDDEN), "k": f(B, S, HIDDEN), "v": f(B, S, HIDDEN)}
     inputs = ["q", "k", "v", "", "", "", "", ""]
+    if packed == "kv":  # key [B, L, N, 2, H], no value
+        del feeds["v"]
+        feeds["k"] = f(B, S, N, 2, H)
+        inputs[2] = ""
+    elif packed == "qkv":  # query [B, S, N, 3, H], no key or value
+        del feeds["k"], feeds["v"]
+        feeds["q"] = f(B, S, N, 3, H)
+        inputs[1:3] = ["", ""]
+    if proj_bias:  # the Q, K, V projections' biases
+        feeds["proj_bias"] = f(3 * HIDDEN)
+        inputs[3] = "proj_bias"
     if padding:
         mask = np.ones((B, P + S), np.int32)
         mask[0, -1] = 0
@@ -84,13 +98,44 @@ CASES = {
     "mha_past": (_mha, dict(P=5)),
     "mha_padding_bias": (_mha, dict(P=3, padding=True, bias=True)),
     "mha_scaled": (_mha, dict(scale=0.5)),
+    "mha_projection_bias": (_mha, dict(proj_bias=True)),
+    "mha_projection_bias_past": (_mha, dict(P=2, proj_bias=True, unidirectional=1)),
+    "mha_packed_kv": (_mha, dict(packed="kv")),
+    "mha_packed_qkv": (_mha, dict(packed="qkv")),
+    "mha_packed_kv_bias": (_mha, dict(packed="kv", proj_bias=True)),
 }
+
+
+def _unpacked(kwargs, feeds):
+    """The same attention with separate Q, K, V inputs (onnxruntime's CPU
+    kernel has no packed forms): the reference for a packed case."""
+    kwargs = dict(kwargs)
+    packed = kwargs.pop("packed")
+    model, plain = _mha(**kwargs)
+    plain.update({k: v for k, v in feeds.items() if k not in ("q", "k")})
+    src = feeds["q"] if packed == "qkv" else feeds["k"]
+    parts = [src[:, :, :, i, :].reshape(B, S, HIDDEN) for i in range(src.shape[3])]
+    if packed == "qkv":
+        plain["q"], plain["k"], plain["v"] = parts
+    else:
+        plain["q"] = feeds["q"]
+        plain["k"], plain["v"] = parts
+    return model, plain
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_contrib_attention_matches_onnxruntime(tmp_path, case):
     build, kwargs = CASES[case]
     model, feeds = build(**kwargs)
-    got, want = run_mp_and_onnxruntime(tmp_path, model, feeds)
+    if kwargs.get("packed"):
+        import mp
+        ref_model, ref_feeds = _unpacked(kwargs, feeds)
+        _, want = run_mp_and_onnxruntime(tmp_path, ref_model, ref_feeds)
+        import onnx
+        path = tmp_path / "packed.onnx"
+        onnx.save(model, str(path))
+        got = mp.compile(path).run(feeds)
+    else:
+        got, want = run_mp_and_onnxruntime(tmp_path, model, feeds)
     for (name, g), w in zip(got.items(), want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=f"{case}: {name}")

@@ -554,17 +554,65 @@ struct MultiHeadAttentionLowering
   using AttentionPattern::AttentionPattern;
   LogicalResult matchAndRewrite(MultiHeadAttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op) || !op.getKey() || op.getBias() ||
-        typeOf(op.getQuery()).getRank() != 3)
+    Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+    int64_t qRank = typeOf(query).getRank();
+    if (!allStatic(op) || (qRank == 3 && !key) || (qRank != 3 && qRank != 5))
       return rewriter.notifyMatchFailure(op, "unsupported form");
     Location loc = op.getLoc();
     int64_t n = op.getNumHeads();
-    Value q = splitHeads(rewriter, loc, op.getQuery(), n);
+    // Part i of a packed [B, L, N, parts, H] input, as [B, L, N*H].
+    auto unpack = [&](Value packed, int64_t i) {
+      auto t = typeOf(packed);
+      SmallVector<int64_t> shape(t.getShape());
+      shape[3] = 1;
+      auto sliceType = RankedTensorType::get(shape, t.getElementType());
+      Value part = tensor::ExtractSliceOp::create(
+          rewriter, loc, sliceType, packed, ValueRange{}, ValueRange{},
+          ValueRange{}, ArrayRef<int64_t>{0, 0, 0, i, 0}, shape,
+          ArrayRef<int64_t>{1, 1, 1, 1, 1});
+      return reshapeTo(rewriter, loc, part,
+                       RankedTensorType::get({shape[0], shape[1],
+                                              shape[2] * shape[4]},
+                                             t.getElementType()));
+    };
+    if (qRank == 5) {
+      key = unpack(query, 1);
+      value = unpack(query, 2);
+      query = unpack(query, 0);
+    } else if (typeOf(key).getRank() == 5) {
+      value = unpack(key, 1);
+      key = unpack(key, 0);
+    }
+    // The projections' biases, [Dq + Dk + Dv], on [B, L, D] inputs.
+    if (Value bias = op.getBias()) {
+      if (typeOf(key).getRank() != 3 || typeOf(value).getRank() != 3)
+        return rewriter.notifyMatchFailure(op, "bias with projected K/V");
+      int64_t offset = 0;
+      auto addBias = [&](Value x) {
+        auto t = typeOf(x);
+        int64_t width = t.getDimSize(2);
+        auto sliceType = RankedTensorType::get({width}, t.getElementType());
+        Value part = tensor::ExtractSliceOp::create(
+            rewriter, loc, sliceType, bias, ValueRange{}, ValueRange{},
+            ValueRange{}, ArrayRef<int64_t>{offset}, ArrayRef<int64_t>{width},
+            ArrayRef<int64_t>{1});
+        offset += width;
+        return elementwise(rewriter, loc, t, {x, part},
+                           [](OpBuilder &b, Location l, ValueRange a) {
+                             return arith::AddFOp::create(b, l, a[0], a[1])
+                                 .getResult();
+                           });
+      };
+      query = addBias(query);
+      key = addBias(key);
+      value = addBias(value);
+    }
+    Value q = splitHeads(rewriter, loc, query, n);
     auto heads = [&](Value x) {
       return typeOf(x).getRank() == 4 ? x : splitHeads(rewriter, loc, x, n);
     };
-    Value pk = withPast(rewriter, loc, op.getPastKey(), heads(op.getKey()));
-    Value pv = withPast(rewriter, loc, op.getPastValue(), heads(op.getValue()));
+    Value pk = withPast(rewriter, loc, op.getPastKey(), heads(key));
+    Value pv = withPast(rewriter, loc, op.getPastValue(), heads(value));
     int64_t D = typeOf(q).getDimSize(3);
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt((double)D);

@@ -172,6 +172,11 @@ LogicalResult MultiHeadAttentionOp::inferReturnTypes(
       vHidden = isDyn(vs[3]) ? kDyn : n * vs[3];
       kvSeq = vs[2];
     }
+  } else if (Value k = adaptor.getKey(); k && shapeOf(k).size() == 5) {
+    // Packed K and V: [B, L, N, 2, H].
+    ArrayRef<int64_t> ks = shapeOf(k);
+    vHidden = isDyn(ks[4]) ? kDyn : n * ks[4];
+    kvSeq = ks[1];
   }
   int64_t past = 0;
   if (Value pk = adaptor.getPastKey())
@@ -190,8 +195,11 @@ LogicalResult MultiHeadAttentionOp::verify() {
     return emitOpError("num_heads must be positive");
   if ((bool)getPastKey() != (bool)getPastValue())
     return emitOpError("past_key and past_value go together");
-  if ((bool)getKey() != (bool)getValue() && shapeOf(getQuery()).size() == 3)
-    return emitOpError("key and value go together unless query is packed");
+  bool packedKv = getKey() && !getValue() && shapeOf(getKey()).size() == 5;
+  if ((bool)getKey() != (bool)getValue() && shapeOf(getQuery()).size() == 3 &&
+      !packedKv)
+    return emitOpError("key and value go together unless query is packed "
+                       "[B, S, N, 3, H] or key is packed [B, L, N, 2, H]");
   ArrayRef<int64_t> q = shapeOf(getQuery());
   int64_t n = getNumHeads();
   if (q.size() == 3 && !isDyn(q[2]) && q[2] % n != 0)
