@@ -2,7 +2,8 @@
 projection, past as [2, B, N, P, H]) and MultiHeadAttention (separate Q, K,
 V; past_key/past_value) against onnxruntime's CPU kernels on the same
 inputs: with and without a cache, unidirectional (causal), key padding
-masks, attention bias, an explicit scale, the Q/K/V projection bias, and
+masks, attention bias, an explicit scale, qkv_hidden_sizes (com.microsoft
+Attention), the Q/K/V projection bias (MultiHeadAttention), and
 packed KV ([B, L, N, 2, H]) and QKV ([B, S, N, 3, H]) inputs, which
 onnxruntime's CPU kernel lacks: those are checked against it on the same
 data unpacked."""
@@ -30,11 +31,15 @@ def _model(graph_inputs, node, outputs):
                                                    helper.make_opsetid("com.microsoft", 1)])
 
 
-def _ms_attention(P=0, unidirectional=0, padding=False, **attrs):
+def _ms_attention(P=0, unidirectional=0, padding=False, attention_bias=False, **attrs):
     rng = np.random.default_rng(21 + P)
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
-    feeds = {"x": f(B, S, HIDDEN), "w": f(HIDDEN, 3 * HIDDEN) * 0.3, "b": f(3 * HIDDEN) * 0.1}
+    width = sum(attrs.get("qkv_hidden_sizes", [3 * HIDDEN]))
+    feeds = {"x": f(B, S, HIDDEN), "w": f(HIDDEN, width) * 0.3, "b": f(width) * 0.1}
     inputs = ["x", "w", "b", "", ""]
+    if attention_bias:
+        feeds["attn_bias"] = f(1, N, S, P + S)
+        inputs += ["attn_bias"]
     if padding:
         mask = np.ones((B, P + S), np.int32)
         mask[1, :2] = 0  # batch 1 ignores its first two keys
@@ -47,9 +52,11 @@ def _ms_attention(P=0, unidirectional=0, padding=False, **attrs):
         inputs.pop()
     graph_inputs = [_vi(k, TensorProto.INT32 if k == "mask" else TensorProto.FLOAT,
                         list(v.shape)) for k, v in feeds.items()]
-    node = helper.make_node("Attention", inputs, ["y", "present"], domain="com.microsoft",
+    # K and V of different widths have no present cache.
+    outputs = ["y"] if "qkv_hidden_sizes" in attrs else ["y", "present"]
+    node = helper.make_node("Attention", inputs, outputs, domain="com.microsoft",
                             name="attn", num_heads=N, unidirectional=unidirectional, **attrs)
-    return _model(graph_inputs, node, ["y", "present"]), feeds
+    return _model(graph_inputs, node, outputs), feeds
 
 
 def _mha(P=0, padding=False, bias=False, proj_bias=False, packed=None, **attrs):
@@ -94,6 +101,8 @@ CASES = {
     "attention_causal_past": (_ms_attention, dict(P=4, unidirectional=1)),
     "attention_key_padding": (_ms_attention, dict(P=2, padding=True)),
     "attention_scaled": (_ms_attention, dict(scale=0.2)),
+    "attention_bias_causal": (_ms_attention, dict(attention_bias=True, unidirectional=1)),
+    "attention_qkv_hidden_sizes": (_ms_attention, dict(qkv_hidden_sizes=[16, 16, 24])),
     "mha_prompt": (_mha, {}),
     "mha_past": (_mha, dict(P=5)),
     "mha_padding_bias": (_mha, dict(P=3, padding=True, bias=True)),

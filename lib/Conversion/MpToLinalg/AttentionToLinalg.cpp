@@ -638,8 +638,7 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
   using AttentionPattern::AttentionPattern;
   LogicalResult matchAndRewrite(MsAttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op) || op.getAttentionBias() || op.getPastSequenceLength() ||
-        op.getDoRotary() || !op.getQkvHiddenSizes().empty())
+    if (!allStatic(op) || op.getPastSequenceLength() || op.getDoRotary())
       return rewriter.notifyMatchFailure(op, "unsupported form");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
@@ -647,7 +646,15 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
     auto w = typeOf(op.getWeights());
     Type elt = in.getElementType(), f32 = rewriter.getF32Type();
     int64_t B = in.getDimSize(0), S = in.getDimSize(1);
-    int64_t H3 = w.getDimSize(1), hidden = H3 / 3, n = op.getNumHeads();
+    int64_t H3 = w.getDimSize(1), n = op.getNumHeads();
+    // Q, K and V widths: equal thirds unless qkv_hidden_sizes says.
+    SmallVector<int64_t> widths(3, H3 / 3);
+    if (!op.getQkvHiddenSizes().empty())
+      widths.assign(op.getQkvHiddenSizes().begin(),
+                    op.getQkvHiddenSizes().end());
+    if (op.getPast() && widths[1] != widths[2])
+      return rewriter.notifyMatchFailure(op, "past with K and V of different "
+                                             "widths");
     // qkv[b, s, j] = sum_k x[b, s, k] * w[k, j] (+ bias[j])
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     auto qkvType = RankedTensorType::get({B, S, H3}, f32);
@@ -684,10 +691,13 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
                         return castScalar(nb, l, v, elt);
                       });
     auto part = [&](int64_t i) {
-      auto t = RankedTensorType::get({B, S, hidden}, elt);
+      int64_t offset = 0;
+      for (int64_t j = 0; j < i; ++j)
+        offset += widths[j];
+      auto t = RankedTensorType::get({B, S, widths[i]}, elt);
       Value slice = tensor::ExtractSliceOp::create(
           rewriter, loc, t, qkv, ValueRange{}, ValueRange{}, ValueRange{},
-          ArrayRef<int64_t>{0, 0, i * hidden}, t.getShape(),
+          ArrayRef<int64_t>{0, 0, offset}, t.getShape(),
           ArrayRef<int64_t>{1, 1, 1});
       return splitHeads(rewriter, loc, slice, n);
     };
@@ -713,10 +723,11 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
     }
     k = withPast(rewriter, loc, pk, k);
     v = withPast(rewriter, loc, pv, v);
-    int64_t D = hidden / n;
+    int64_t D = widths[0] / n;
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt((double)D);
     MaskSpec m;
+    m.additive = op.getAttentionBias();
     if (Value mask = op.getMaskIndex()) {
       if (typeOf(mask).getRank() != 2)
         return rewriter.notifyMatchFailure(op, "mask_index form");
@@ -728,11 +739,22 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
     Value out = attend(rewriter, loc, q, k, v, scale, m, streamLongCaches).first;
     auto presentType = cast<RankedTensorType>(op.getPresent().getType());
     auto oneType = RankedTensorType::get(
-        {1, B, n, typeOf(k).getDimSize(2), D}, presentType.getElementType());
-    Value present = tensor::ConcatOp::create(
-        rewriter, loc, presentType, 0,
-        ValueRange{reshapeTo(rewriter, loc, k, oneType),
-                   reshapeTo(rewriter, loc, v, oneType)});
+        {1, B, n, typeOf(k).getDimSize(2), widths[1] / n},
+        presentType.getElementType());
+    // K and V of different widths have no stacked cache (onnxruntime
+    // allows them only without one); an unused present stays empty.
+    Value present;
+    if (widths[1] == widths[2])
+      present = tensor::ConcatOp::create(
+          rewriter, loc, presentType, 0,
+          ValueRange{reshapeTo(rewriter, loc, k, oneType),
+                     reshapeTo(rewriter, loc, v, oneType)});
+    else if (op.getPresent().use_empty())
+      present = tensor::EmptyOp::create(rewriter, loc, presentType.getShape(),
+                                        presentType.getElementType());
+    else
+      return rewriter.notifyMatchFailure(
+          op, "a present cache of K and V with different widths");
     rewriter.replaceOp(op, {mergeHeads(rewriter, loc, out), present});
     return success();
   }
