@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CausalMask.h"
 #include "mp/Transforms/Passes.h"
 
 #include "mp/Dialect/Mp/IR/MpOps.h"
@@ -45,6 +46,8 @@ struct AttentionSite {
   Value mask;
   /// The mask marks the keys to drop (Where(cond, -inf, scores)).
   bool invertMask = false;
+  /// The mask was a constant causal triangle: is_causal instead of a mask.
+  bool causal = false;
   double scale = 1.0;
   /// The ops the site replaces, from Q.K^T to P.V.
   SmallVector<Operation *> ops;
@@ -252,6 +255,22 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
   if (getElementTypeOrSelf(site.k.getType()) != elt ||
       getElementTypeOrSelf(site.v.getType()) != elt)
     return fail("Q, K and V differ in element type");
+  // A constant causal triangle (sliced, Trilu, bool tril) becomes is_causal
+  // (query i sees keys j <= i: the fused op has no past).
+  if (site.mask) {
+    auto scores = cast<RankedTensorType>(softmax.getType());
+    MaskKind kind =
+        !getElementTypeOrSelf(site.mask.getType()).isInteger(1)
+            ? MaskKind::Additive
+            : (site.invertMask ? MaskKind::Drop : MaskKind::Keep);
+    if (scores.hasStaticShape() &&
+        isCausalMask(site.mask, kind, scores.getDimSize(2),
+                     scores.getDimSize(3), /*offset=*/0)) {
+      site.mask = Value();
+      site.invertMask = false;
+      site.causal = true;
+    }
+  }
   site.ops.assign(chain.rbegin(), chain.rend());
   site.ops.push_back(softmax);
   site.ops.push_back(pv);
@@ -307,7 +326,8 @@ struct FuseAttentionPass
             llvm::json::Object{{"softmax", where}, {"reason", reason}});
         continue;
       }
-      fused.push_back(llvm::json::Object{{"nodes", std::move(nodes)}});
+      fused.push_back(llvm::json::Object{{"nodes", std::move(nodes)},
+                                         {"causal", site->causal}});
     }
     // The replaced chains (and repeats or transposes only they read) are
     // dead now.
@@ -355,7 +375,7 @@ struct FuseAttentionPass
                               rewriter.getDenseI64ArrayAttr({0, 1, 3, 2}));
     auto attention = AttentionOp::create(
         rewriter, loc, site.q, k, site.v, mask, Value(), Value(), Value(),
-        rewriter.getBoolAttr(false), rewriter.getI64IntegerAttr(0),
+        rewriter.getBoolAttr(site.causal), rewriter.getI64IntegerAttr(0),
         rewriter.getI64IntegerAttr(0), rewriter.getI64IntegerAttr(0),
         rewriter.getF32FloatAttr(site.scale), rewriter.getF32FloatAttr(0),
         TypeAttr());

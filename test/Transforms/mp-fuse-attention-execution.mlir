@@ -9,7 +9,7 @@
 // RUN:   mlir-runner -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
 // RUN: mp-opt %s --mp-fuse-attention | FileCheck %s --check-prefix=FUSED
-// FUSED-COUNT-2: mp.attention
+// FUSED-COUNT-2: mp.attention %
 // FUSED-NOT: mp.softmax
 
 func.func private @printMemrefF32(tensor<*xf32>)
@@ -88,3 +88,40 @@ func.func @gqa() {
 // GQA-NEXT: [0.220052, 0.00236993, -0.157156, 0.332043]],
 // GQA-NEXT: {{\[\[}}-0.044309, -0.232683, -0.320732, 0.510407],
 // GQA-NEXT: [0.170101, -0.0421629, -0.18814, 0.365786]]]]
+
+// A causal mask built as exporters do (Trilu of a constant filled with
+// -inf): fused, it becomes is_causal and no mask is read. numpy (float64):
+//   [[-0.97, 0.87, -0.83, 0.69], [-0.487095, 0.890404, -0.401507, 0.812427], [-0.383935, 0.350509, -0.176644, 0.605885]],
+//   [[0.37, -0.07, -0.56, 0.28], [-0.334862, 0.203438, -0.055659, -0.042049], [0.138606, -0.185898, -0.164228, 0.272329]]
+// RUN: mp-opt %s --mp-cpu-pipeline | \
+// RUN:   mlir-runner -e causal -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=CAUSAL
+// RUN: mp-opt %s --mp-fuse-attention --mp-cpu-pipeline | \
+// RUN:   mlir-runner -e causal -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=CAUSAL
+// FUSED: mp.attention {{.*}}is_causal = true
+func.func @causal() {
+  %q = arith.constant dense<[[[[0.61, 0.62, 0.03, -0.43], [-0.89, -0.23, -0.18, -0.91], [-0.9, 1.0, 0.3, -0.53]], [[-0.13, 0.95, 0.8, 0.69], [-0.22, -0.01, 0.35, -0.88], [0.11, -0.46, 0.76, -0.87]]]]> : tensor<1x2x3x4xf32>
+  %k = arith.constant dense<[[[[0.36, 0.74, -0.55, 0.79], [0.74, -0.96, 0.41, -1.0], [0.01, -0.13, -0.59, -0.35]], [[0.61, -0.37, -0.7, 0.4], [-0.1, 0.6, -0.53, -0.36], [0.6, 0.01, 0.01, -0.53]]]]> : tensor<1x2x3x4xf32>
+  %v = arith.constant dense<[[[[-0.97, 0.87, -0.83, 0.69], [-0.26, 0.9, -0.2, 0.87], [0.11, -0.52, 0.48, 0.35]], [[0.37, -0.07, -0.56, 0.28], [-0.79, 0.38, 0.27, -0.25], [0.6, -0.61, -0.22, 0.6]]]]> : tensor<1x2x3x4xf32>
+  %full = mp.constant dense<0xFF800000> : tensor<3x3xf32>
+  %one = mp.constant dense<1> : tensor<i64>
+  %mask = mp.trilu %full k %one : (tensor<3x3xf32>, tensor<i64>) -> tensor<3x3xf32>
+  %kt = mp.transpose %k {perm = array<i64: 0, 1, 3, 2>} : tensor<1x2x3x4xf32> -> tensor<1x2x4x3xf32>
+  %s = mp.matmul %q, %kt : (tensor<1x2x3x4xf32>, tensor<1x2x4x3xf32>) -> tensor<1x2x3x3xf32>
+  %c = mp.constant dense<0.5> : tensor<f32>
+  %m = mp.mul %s, %c : (tensor<1x2x3x3xf32>, tensor<f32>) -> tensor<1x2x3x3xf32>
+  %a = mp.add %m, %mask : (tensor<1x2x3x3xf32>, tensor<3x3xf32>) -> tensor<1x2x3x3xf32>
+  %p = mp.softmax %a {axes = array<i64: 3>} : tensor<1x2x3x3xf32>
+  %o = mp.matmul %p, %v : (tensor<1x2x3x3xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %u = tensor.cast %o : tensor<1x2x3x4xf32> to tensor<*xf32>
+  call @printMemrefF32(%u) : (tensor<*xf32>) -> ()
+  return
+}
+// CAUSAL: sizes = [1, 2, 3, 4]
+// CAUSAL-NEXT: {{\[\[\[\[}}-0.97, 0.87, -0.83, 0.69],
+// CAUSAL-NEXT: [-0.487095, 0.890404, -0.401507, 0.812427],
+// CAUSAL-NEXT: [-0.383935, 0.350509, -0.176644, 0.605885]],
+// CAUSAL-NEXT: {{\[\[}}0.37, -0.07, -0.56, 0.28],
+// CAUSAL-NEXT: [-0.334862, 0.203438, -0.0556594, -0.0420488],
+// CAUSAL-NEXT: [0.138606, -0.185898, -0.164228, 0.272329]]]]

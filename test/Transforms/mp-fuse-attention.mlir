@@ -161,6 +161,47 @@ func.func @scale_after_mask(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %
 
 // -----
 
+// HF's causal mask: a constant bool tril sliced to the current lengths,
+// through Where(keep, scores, -inf): is_causal, no mask operand.
+// CHECK-LABEL: func.func @causal_sliced_tril(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[KT:[a-z0-9]+]]: tensor<1x2x8x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x4x8xf32>
+// CHECK: mp.attention %[[Q]], %{{.+}}, %[[V]] {is_causal = true, scale = 1.000000e+00 : f32} :
+// CHECK-NOT: mp.slice
+func.func @causal_sliced_tril(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %tri = mp.constant dense<[[[[true, false, false, false, false, false, false, false], [true, true, false, false, false, false, false, false], [true, true, true, false, false, false, false, false], [true, true, true, true, false, false, false, false], [true, true, true, true, true, false, false, false], [true, true, true, true, true, true, false, false], [true, true, true, true, true, true, true, false], [true, true, true, true, true, true, true, true]]]]> : tensor<1x1x8x8xi1>
+  %starts = mp.constant dense<[0, 0]> : tensor<2xi64>
+  %ends = mp.constant dense<[4, 4]> : tensor<2xi64>
+  %axes = mp.constant dense<[2, 3]> : tensor<2xi64>
+  %keep = mp.slice %tri, %starts, %ends axes %axes : (tensor<1x1x8x8xi1>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<1x1x4x4xi1>
+  %s = mp.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %ninf = mp.constant dense<0xFF800000> : tensor<f32>
+  %w = mp.where %keep, %s, %ninf : (tensor<1x1x4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = mp.softmax %w {axes = array<i64: 3>} : tensor<1x2x4x4xf32>
+  %o = mp.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// A triangle that lets each query see one key ahead is not causal: it
+// stays a mask.
+// CHECK-LABEL: func.func @tril_one_ahead(
+// CHECK: %[[KEEP:.+]] = mp.trilu
+// CHECK: mp.attention %{{.+}}, %{{.+}}, %{{.+}} mask %[[KEEP]] {scale = 1.000000e+00 : f32}
+func.func @tril_one_ahead(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %ones = mp.constant dense<true> : tensor<4x4xi1>
+  %one = mp.constant dense<1> : tensor<i64>
+  %keep = mp.trilu %ones k %one {upper = false} : (tensor<4x4xi1>, tensor<i64>) -> tensor<4x4xi1>
+  %s = mp.matmul %q, %kt : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %ninf = mp.constant dense<0xFF800000> : tensor<f32>
+  %w = mp.where %keep, %s, %ninf : (tensor<4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %p = mp.softmax %w {axes = array<i64: 3>} : tensor<1x2x4x4xf32>
+  %o = mp.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
 // A classifier's softmax is not attention: not reported.
 func.func @classifier(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
   %p = mp.softmax %x {axes = array<i64: 1>} : tensor<2x10xf32> loc("classifier_softmax")
@@ -168,15 +209,17 @@ func.func @classifier(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
 }
 
 
-// The whole file as one module: four sites fuse, five are near misses,
+// The whole file as one module: six sites fuse (one of them causal), five
+// are near misses,
 // each with its reason, named by its ONNX node (or location).
-// SUMMARY: mp-fuse-attention: fused 4 attention site(s), 5 near miss(es)
+// SUMMARY: mp-fuse-attention: fused 6 attention site(s), 5 near miss(es)
 // REPORT:      "fused": [
 // REPORT:        "nodes": [
 // REPORT-NEXT:     "qk",
 // REPORT-NEXT:     "scale",
 // REPORT-NEXT:     "softmax",
 // REPORT-NEXT:     "pv"
+// REPORT:        "causal": true,
 // REPORT:      "near_misses": [
 // REPORT:        "reason": "softmax is not on the last axis",
 // REPORT-NEXT:   "softmax": "softmax_axis"

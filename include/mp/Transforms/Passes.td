@@ -197,7 +197,10 @@ def FuseAttention : Pass<"mp-fuse-attention", "mlir::ModuleOp"> {
     constant, an optional mask (`Add` of a float mask, or `Where(cond,
     scores, -inf)`), `Softmax` on the last axis, and `MatMul` with V. K/V
     with fewer heads than Q (a divisor) become grouped-query attention.
-    Each match becomes one `mp.attention` with that scale and mask.
+    Each match becomes one `mp.attention` with that scale and mask. A mask
+    that is a compile-time causal triangle (a bool tril or a -inf triangle,
+    as a constant, sliced from a larger one or built with Trilu) becomes
+    `is_causal` instead, so kernels skip the masked keys.
 
     Graphs that look like attention but differ are left alone and reported
     as near misses with the reason: softmax on another axis, a scale that
