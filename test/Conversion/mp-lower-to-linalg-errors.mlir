@@ -10,10 +10,9 @@ func.func @dynamic(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {
 // -----
 
 // Ops or forms without a CPU lowering yet are named (GroupQueryAttention
-// with smooth_softmax).
-func.func @gqa_smooth_softmax(%q: tensor<1x1x32xf32>, %k: tensor<1x1x16xf32>, %sl: tensor<1xi32>) -> tensor<1x1x32xf32> {
-  %t = mp.constant dense<1> : tensor<i32>
-  %0:3 = mp.ms.group_query_attention %q key %k value %k seqlens_k %sl total %t {num_heads = 4 : i64, kv_num_heads = 2 : i64, smooth_softmax = true} : (tensor<1x1x32xf32>, tensor<1x1x16xf32>, tensor<1x1x16xf32>, tensor<1xi32>, tensor<i32>) -> (tensor<1x1x32xf32>, tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) loc("gqa0")
+// whose total_sequence_length, which sizes the cache, is a run-time value).
+func.func @gqa_runtime_total(%q: tensor<1x1x32xf32>, %k: tensor<1x1x16xf32>, %sl: tensor<1xi32>, %t: tensor<i32>) -> tensor<1x1x32xf32> {
+  %0:3 = mp.ms.group_query_attention %q key %k value %k seqlens_k %sl total %t {num_heads = 4 : i64, kv_num_heads = 2 : i64} : (tensor<1x1x32xf32>, tensor<1x1x16xf32>, tensor<1x1x16xf32>, tensor<1xi32>, tensor<i32>) -> (tensor<1x1x32xf32>, tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) loc("gqa0")
   return %0#0 : tensor<1x1x32xf32>
 }
 // CHECK: error: {{.*}}cannot lower 'mp.ms.group_query_attention' (node 'gqa0'): this op has no CPU lowering yet
