@@ -5,6 +5,10 @@
                 precision="mixed", loss_scaling="mode=dynamic")
     history = t.train(lambda step: next_batch(), steps=300, log_every=50)
 
+From the command line: ``python -m mp.training MODEL --loss NAME --data DIR
+--steps N [--precision mixed --loss-scaling mode=dynamic] [--output
+trained.onnx]`` (see ``main``).
+
 The model is compiled once as one training step (mp-build-training-step and,
 with ``loss_scaling``, mp-insert-loss-scaling; see docs/training.md). The
 trainer holds the state between steps: the fp32 master weights (initialized
@@ -119,10 +123,12 @@ class Trainer:
         return StepResult(float(out["loss"]), scale, skipped, grads)
 
     def train(self, batches: Callable[[int], Mapping[str, np.ndarray]], steps: int,
-              log_every: int = 0, out: TextIO = sys.stderr,
+              log_every: int = 0, out: TextIO | None = None,
               on_step: Callable[[int, StepResult], None] | None = None) -> list[StepResult]:
         """Runs ``steps`` steps on ``batches(i)``; prints a progress line
-        every ``log_every`` steps (loss, scale, skipped steps, speed)."""
+        every ``log_every`` steps (loss, scale, skipped steps, speed) to
+        ``out`` (standard error by default)."""
+        out = out or sys.stderr
         history = []
         start = time.perf_counter()
         for i in range(steps):
@@ -135,3 +141,87 @@ class Trainer:
                 print(f"step {i + 1:>5}/{steps}  loss {r.loss:.4f}  scale {r.scale:g}  "
                       f"skipped {self.skipped}  ({rate:.1f} steps/s)", file=out, flush=True)
         return history
+
+
+def load_batch(folder: str | Path) -> dict[str, np.ndarray]:
+    """One batch from a folder: ``input_N.pb`` TensorProtos (ONNX test-data
+    layout, keyed by the tensor's name) or ``NAME.npy`` files."""
+    import onnx
+    from onnx import numpy_helper
+
+    folder = Path(folder)
+    batch: dict[str, np.ndarray] = {}
+    for f in sorted(folder.glob("*.pb")):
+        if f.stem.startswith("output"):
+            continue
+        t = onnx.TensorProto()
+        t.ParseFromString(f.read_bytes())
+        batch[t.name or f.stem] = numpy_helper.to_array(t)
+    for f in sorted(folder.glob("*.npy")):
+        batch[f.stem] = np.load(f)
+    if not batch:
+        raise ValueError(f"{folder}: no input_N.pb or NAME.npy files")
+    return batch
+
+
+def save_trained_model(trainer: Trainer, source: str | Path, out: str | Path) -> None:
+    """Writes ``source`` with its trained initializers replaced by the
+    trainer's weights (in each initializer's own element type)."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(source), load_external_data=True)
+    for t in model.graph.initializer:
+        if t.name in trainer.weights:
+            old = numpy_helper.to_array(t)
+            t.CopyFrom(numpy_helper.from_array(trainer.state[t.name].astype(old.dtype), t.name))
+    onnx.save(model, str(out))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m mp.training MODEL --loss NAME --data DIR [DIR...] --steps N``:
+    trains on the batches in the data folders (cycled), prints progress and
+    writes the trained model with ``--output``."""
+    import argparse
+
+    from . import Error
+
+    p = argparse.ArgumentParser(prog="python -m mp.training", description=main.__doc__)
+    p.add_argument("model")
+    p.add_argument("--loss", required=True, help="the scalar loss output")
+    p.add_argument("--data", nargs="+", required=True,
+                   help="folders of input_N.pb or NAME.npy files, one batch each (cycled)")
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--optimizer", default="adamw", choices=["sgd", "adamw"])
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--options", default="", help="more mp-build-training-step options")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "mixed"])
+    p.add_argument("--policy", help="precision policy JSON (mixed)")
+    p.add_argument("--loss-scaling", help='mp-insert-loss-scaling options, e.g. "mode=dynamic"')
+    p.add_argument("--output", help="write the trained model here")
+    args = p.parse_args(argv)
+    try:
+        batches = [load_batch(d) for d in args.data]
+        trainer = Trainer(args.model, loss=args.loss, optimizer=args.optimizer, lr=args.lr,
+                          precision=args.precision, loss_scaling=args.loss_scaling,
+                          options=args.options, policy=args.policy)
+        print(f"training {len(trainer.weights)} weights of {args.model} "
+              f"({args.precision}, {args.optimizer}, lr {args.lr:g}, "
+              f"loss scaling: {args.loss_scaling or 'none'}) on {len(batches)} batch(es)",
+              file=sys.stderr, flush=True)
+        history = trainer.train(lambda i: batches[i % len(batches)], args.steps,
+                                log_every=args.log_every)
+    except (Error, ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"loss {history[0].loss:.6g} -> {history[-1].loss:.6g} in {args.steps} steps, "
+          f"{trainer.skipped} skipped", file=sys.stderr)
+    if args.output:
+        save_trained_model(trainer, args.model, args.output)
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
