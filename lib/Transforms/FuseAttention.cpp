@@ -48,6 +48,10 @@ struct AttentionSite {
   bool invertMask = false;
   /// The mask was a constant causal triangle: is_causal instead of a mask.
   bool causal = false;
+  /// K/V heads were repeated by Tile (query head h reads KV head h % Hkv):
+  /// the fused op runs on query heads reordered to the grouped order
+  /// (h / g) and the output is put back. 1 when not tiled.
+  int64_t tiledGroups = 1;
   double scale = 1.0;
   /// The ops the site replaces, from Q.K^T to P.V.
   SmallVector<Operation *> ops;
@@ -88,8 +92,8 @@ int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); 
 
 /// For a K or V repeated per query head as repeat_kv writes it,
 /// Reshape(Expand(Unsqueeze(x, [2]), [B, Hkv, g, T, D]), [B, Hkv*g, T, D]),
-/// the unrepeated x; else null. (Tile repeats heads in another order and is
-/// not matched.)
+/// the unrepeated x; else null. (Tile repeats heads in the other order:
+/// see tiledKv.)
 Value repeatedKv(Value v) {
   auto reshape = v.getDefiningOp<ReshapeOp>();
   if (!reshape)
@@ -117,6 +121,20 @@ Value repeatedKv(Value v) {
       et.getDimSize(4) != xt.getDimSize(3))
     return {};
   return x;
+}
+
+/// For K or V repeated per query head by Tile(x, [1, g, 1, 1]) (query head
+/// h reads KV head h % Hkv), x and g; else null.
+std::pair<Value, int64_t> tiledKv(Value v) {
+  auto tile = v.getDefiningOp<TileOp>();
+  if (!tile || rankOf(v) != 4)
+    return {};
+  std::optional<SmallVector<int64_t>> repeats =
+      getConstantInts(tile.getRepeats());
+  if (!repeats || repeats->size() != 4 || (*repeats)[0] != 1 ||
+      (*repeats)[2] != 1 || (*repeats)[3] != 1 || (*repeats)[1] < 2)
+    return {};
+  return {tile.getInput(), (*repeats)[1]};
 }
 
 /// Matches the site around `softmax`, or says why it is not one.
@@ -238,6 +256,14 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
   if (k && v && !site.kTransposed) {
     site.k = k;
     site.v = v;
+  }
+  // Repeated by Tile instead: the heads interleave the other way round.
+  auto [kBase, kGroups] = tiledKv(site.k);
+  auto [vBase, vGroups] = tiledKv(site.v);
+  if (kBase && vBase && kGroups == vGroups && !site.kTransposed) {
+    site.k = kBase;
+    site.v = vBase;
+    site.tiledGroups = kGroups;
   }
   if (rankOf(site.q) != 4 || rankOf(site.k) != 4 || rankOf(site.v) != 4)
     return fail("Q, K and V are not all 4-D");
@@ -373,8 +399,39 @@ struct FuseAttentionPass
     if (site.kTransposed)
       k = TransposeOp::create(rewriter, loc, k,
                               rewriter.getDenseI64ArrayAttr({0, 1, 3, 2}));
+    // Tiled K/V: query head a*Hkv + c (which read KV head c) moves to
+    // c*g + a, the grouped order; the output heads move back.
+    Value q = site.q;
+    int64_t g = site.tiledGroups;
+    auto regroup = [&](Value x, int64_t outer, int64_t inner) -> Value {
+      auto t = cast<RankedTensorType>(x.getType());
+      if (t.getDimSize(1) == 1)
+        return x; // broadcast over the heads
+      auto shape = [&](ArrayRef<int64_t> dims) {
+        return ConstantOp::create(
+            rewriter, loc,
+            DenseIntElementsAttr::get(
+                RankedTensorType::get({(int64_t)dims.size()},
+                                      rewriter.getI64Type()),
+                dims));
+      };
+      ArrayRef<int64_t> d = t.getShape();
+      Value split = ReshapeOp::create(
+          rewriter, loc, x, shape({d[0], outer, inner, d[2], d[3]}));
+      Value swapped = TransposeOp::create(
+          rewriter, loc, split,
+          rewriter.getDenseI64ArrayAttr({0, 2, 1, 3, 4}));
+      return ReshapeOp::create(rewriter, loc, swapped,
+                               shape({d[0], d[1], d[2], d[3]}));
+    };
+    int64_t hkv = g > 1 ? cast<RankedTensorType>(k.getType()).getDimSize(1) : 1;
+    if (g > 1) {
+      q = regroup(q, g, hkv);
+      if (mask && cast<RankedTensorType>(mask.getType()).getRank() == 4)
+        mask = regroup(mask, g, hkv);
+    }
     auto attention = AttentionOp::create(
-        rewriter, loc, site.q, k, site.v, mask, Value(), Value(), Value(),
+        rewriter, loc, q, k, site.v, mask, Value(), Value(), Value(),
         rewriter.getBoolAttr(site.causal), rewriter.getI64IntegerAttr(0),
         rewriter.getI64IntegerAttr(0), rewriter.getI64IntegerAttr(0),
         rewriter.getF32FloatAttr(site.scale), rewriter.getF32FloatAttr(0),
@@ -388,7 +445,10 @@ struct FuseAttentionPass
         rewriter.eraseOp(mask.getDefiningOp());
       return false;
     }
-    rewriter.replaceOp(pv, attention.getOutput());
+    Value out = attention.getOutput();
+    if (g > 1)
+      out = regroup(out, hkv, g);
+    rewriter.replaceOp(pv, out);
     return true;
   }
 };

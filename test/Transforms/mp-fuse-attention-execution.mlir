@@ -125,3 +125,50 @@ func.func @causal() {
 // CAUSAL-NEXT: {{\[\[}}0.37, -0.07, -0.56, 0.28],
 // CAUSAL-NEXT: [-0.334862, 0.203438, -0.0556594, -0.0420488],
 // CAUSAL-NEXT: [0.138606, -0.185898, -0.164228, 0.272329]]]]
+
+// K/V heads repeated with Tile (query head h reads KV head h % 2) and a
+// per-head additive mask: fused, the query heads and the mask are
+// regrouped, K/V are read unrepeated and the output heads are put back.
+// numpy (float64, np.tile of the heads):
+//   [[0.381752, -0.450683, -0.092365, -0.65846], [0.432689, -0.287021, 0.020113, -0.409893]],
+//   [[0.070979, -0.030116, -0.185703, 0.398705], [0.153059, 0.045269, -0.133385, 0.342511]],
+//   [[0.481088, -0.278672, -0.122404, -0.248545], [0.390842, -0.230522, 0.251318, -0.516992]],
+//   [[0.330592, 0.012373, -0.144953, 0.287387], [0.043222, -0.33761, -0.382902, 0.513297]]
+// RUN: mp-opt %s --mp-cpu-pipeline | \
+// RUN:   mlir-runner -e tiled -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=TILED
+// RUN: mp-opt %s --mp-fuse-attention --mp-cpu-pipeline | \
+// RUN:   mlir-runner -e tiled -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=TILED
+// RUN: mp-opt %s --mp-fuse-attention | FileCheck %s --check-prefix=FUSEDTILE
+// FUSEDTILE-LABEL: func.func @tiled
+// FUSEDTILE-NOT: mp.tile
+// FUSEDTILE: mp.attention {{.*}} : (tensor<1x4x2x4xf32>, tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>, tensor<1x4x2x3xf32>)
+func.func @tiled() {
+  %q = arith.constant dense<[[[[0.74, -0.43, 0.21, 0.56], [0.43, 0.83, 0.72, 0.84]], [[-0.95, -0.13, -0.03, -0.87], [-0.99, 0.66, 0.97, 0.57]], [[-0.37, 0.41, -0.4, 0.48], [-0.44, 0.57, 0.98, 0.97]], [[0.77, 0.83, 0.42, 0.11], [0.85, -0.82, -0.26, 0.21]]]]> : tensor<1x4x2x4xf32>
+  %k = arith.constant dense<[[[[-0.04, 0.59, -0.61, -0.88], [-0.75, 0.93, -0.73, -0.55], [-0.25, 0.25, 0.56, -0.84]], [[0.86, 0.53, -0.36, -0.62], [0.19, 0.19, -0.47, -0.66], [0.53, 0.35, 0.6, -0.56]]]]> : tensor<1x2x3x4xf32>
+  %v = arith.constant dense<[[[[0.45, -0.85, -0.99, -0.64], [0.56, 0.08, 0.23, 0.19], [0.27, -0.35, 0.44, -0.97]], [[-0.25, -0.89, -0.75, 0.81], [0.21, 0.58, 0.21, 0.14], [0.59, 0.25, 0.02, 0.11]]]]> : tensor<1x2x3x4xf32>
+  %bias = arith.constant dense<[[[[0.14, -0.32, 0.34], [-0.19, 0.31, -0.03]], [[0.5, 0.39, -0.92], [0.56, 0.79, -0.34]], [[0.47, 0.69, 0.0], [-0.74, 0.46, 0.68]], [[-0.38, -0.56, 0.53], [0.03, -0.97, -0.61]]]]> : tensor<1x4x2x3xf32>
+  %reps = mp.constant dense<[1, 2, 1, 1]> : tensor<4xi64>
+  %kr = mp.tile %k, %reps : (tensor<1x2x3x4xf32>, tensor<4xi64>) -> tensor<1x4x3x4xf32>
+  %vr = mp.tile %v, %reps : (tensor<1x2x3x4xf32>, tensor<4xi64>) -> tensor<1x4x3x4xf32>
+  %kt = mp.transpose %kr {perm = array<i64: 0, 1, 3, 2>} : tensor<1x4x3x4xf32> -> tensor<1x4x4x3xf32>
+  %s = mp.matmul %q, %kt : (tensor<1x4x2x4xf32>, tensor<1x4x4x3xf32>) -> tensor<1x4x2x3xf32>
+  %c = mp.constant dense<0.5> : tensor<f32>
+  %m = mp.mul %s, %c : (tensor<1x4x2x3xf32>, tensor<f32>) -> tensor<1x4x2x3xf32>
+  %a = mp.add %m, %bias : (tensor<1x4x2x3xf32>, tensor<1x4x2x3xf32>) -> tensor<1x4x2x3xf32>
+  %p = mp.softmax %a {axes = array<i64: 3>} : tensor<1x4x2x3xf32>
+  %o = mp.matmul %p, %vr : (tensor<1x4x2x3xf32>, tensor<1x4x3x4xf32>) -> tensor<1x4x2x4xf32>
+  %u = tensor.cast %o : tensor<1x4x2x4xf32> to tensor<*xf32>
+  call @printMemrefF32(%u) : (tensor<*xf32>) -> ()
+  return
+}
+// TILED: sizes = [1, 4, 2, 4]
+// TILED-NEXT: {{\[\[\[\[}}0.3817{{[0-9]*}}, -0.4506{{[0-9]*}}, -0.09236{{[0-9]*}}, -0.6584{{[0-9]*}}],
+// TILED-NEXT: [0.4326{{[0-9]*}}, -0.2870{{[0-9]*}}, 0.02011{{[0-9]*}}, -0.4098{{[0-9]*}}]],
+// TILED-NEXT: {{\[\[}}0.07097{{[0-9]*}}, -0.03011{{[0-9]*}}, -0.1857{{[0-9]*}}, 0.3987{{[0-9]*}}],
+// TILED-NEXT: [0.1530{{[0-9]*}}, 0.04526{{[0-9]*}}, -0.1333{{[0-9]*}}, 0.3425{{[0-9]*}}]],
+// TILED-NEXT: {{\[\[}}0.4810{{[0-9]*}}, -0.2786{{[0-9]*}}, -0.1224{{[0-9]*}}, -0.2485{{[0-9]*}}],
+// TILED-NEXT: [0.3908{{[0-9]*}}, -0.2305{{[0-9]*}}, 0.2513{{[0-9]*}}, -0.5169{{[0-9]*}}]],
+// TILED-NEXT: {{\[\[}}0.3305{{[0-9]*}}, 0.01237{{[0-9]*}}, -0.1449{{[0-9]*}}, 0.2873{{[0-9]*}}],
+// TILED-NEXT: [0.04322{{[0-9]*}}, -0.3376{{[0-9]*}}, -0.3829{{[0-9]*}}, 0.5132{{[0-9]*}}]]]]

@@ -196,7 +196,9 @@ def FuseAttention : Pass<"mp-fuse-attention", "mlir::ModuleOp"> {
     [B, H, D, T]), an optional scale by `Mul` or `Div` with a scalar
     constant, an optional mask (`Add` of a float mask, or `Where(cond,
     scores, -inf)`), `Softmax` on the last axis, and `MatMul` with V. K/V
-    with fewer heads than Q (a divisor) become grouped-query attention.
+    with fewer heads than Q (a divisor) become grouped-query attention;
+    K/V repeated with Tile (query head h reads KV head h % Hkv) too, with
+    the query heads (and a per-head mask) regrouped around the fused op.
     Each match becomes one `mp.attention` with that scale and mask. A mask
     that is a compile-time causal triangle (a bool tril or a -inf triangle,
     as a constant, sliced from a larger one or built with Trilu) becomes
