@@ -309,3 +309,28 @@ def test_training_cli_writes_a_trained_model(tmp_path, capsys):
     # Bad input is a message and exit code 1, not a traceback.
     assert main([str(path), "--loss", "nope", "--data", str(folder)]) == 1
     assert "no output named 'nope'" in capsys.readouterr().err
+
+
+def test_training_step_library_matches_the_jit(tmp_path):
+    """mp-compile --training writes an ahead-of-time library of the step
+    (run by the runtime alone); one step of it gives the JIT's outputs."""
+    import subprocess
+    from mp_tools.conformance import default_mp_run
+    mp_compile = default_mp_run().parent / "mp-compile"
+    if not mp_compile.is_file():
+        pytest.skip(f"{mp_compile} is not built")
+    path, data = mlp(tmp_path / "mlp.onnx")
+    options = ("loss=loss optimizer=adamw lr=0.01", "mode=dynamic init=256")
+    lib_path = tmp_path / "lib" / "libstep.so"
+    subprocess.run([str(mp_compile), str(path), "--training", options[0],
+                    "--loss-scaling", options[1], "--precision", "mixed",
+                    "-o", str(lib_path)], check=True, capture_output=True)
+    trainer = Trainer(path, optimizer="adamw", lr=0.01, precision="mixed",
+                      loss_scaling=options[1])
+    feeds = {**data, **trainer.state}
+    want = trainer.step_fn.run(feeds)
+    got = mp.load(lib_path).run(feeds)
+    assert list(got) == list(want)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-7,
+                                   err_msg=name)

@@ -5,6 +5,8 @@
 //              [--fuse-attention] [--input-shape NAME=1x16 ...]
 //              [--shapes-from DIR] [--emit library|mlir|llvm|ptx]
 //              [--block-size N] [--no-tensor-cores]
+//              [--training "loss=NAME optimizer=adamw ..."]
+//              [--loss-scaling "mode=dynamic ..."]
 //
 // Writes libtts.so (host code, and for CUDA a cubin per architecture),
 // libtts.h and libtts.json. Running it needs only the mp runtime. Every
@@ -50,6 +52,15 @@ static cl::opt<std::string> policyFile("policy",
 static cl::opt<bool> fuseAttention(
     "fuse-attention", cl::desc("replace decomposed attention with "
                                "mp.attention first (mp-fuse-attention)"));
+static cl::opt<std::string> training(
+    "training",
+    cl::desc("compile a training step instead: mp-build-training-step "
+             "options, e.g. \"loss=loss optimizer=adamw lr=1e-3\" "
+             "(docs/training.md)"));
+static cl::opt<std::string> lossScaling(
+    "loss-scaling",
+    cl::desc("with --training: mp-insert-loss-scaling options, e.g. "
+             "\"mode=dynamic\""));
 static cl::list<std::string>
     inputShapes("input-shape", cl::desc("NAME=1x16: pin input NAME's shape; "
                                         "repeatable"));
@@ -211,6 +222,8 @@ int main(int argc, char **argv) {
   modelOptions.mixed = precision == "mixed";
   modelOptions.policyFile = policyFile;
   modelOptions.fuseAttention = fuseAttention;
+  modelOptions.trainingStep = training;
+  modelOptions.lossScaling = lossScaling;
   std::unique_ptr<mp::Model> model =
       mp::Model::load(&ctx, modelPath, modelOptions);
   if (!model)
