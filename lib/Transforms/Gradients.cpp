@@ -473,6 +473,23 @@ FailureOr<Grads> normalizationGrads(GraphBuilder &g, Operation *op,
         return Grads{
             g.sub(dy, g.mul(p, g.reduceSum(dy, s.getAxes(), true)))};
       })
+      .Case([&](RMSNormOp rms) -> FailureOr<Grads> {
+        if (dys[1])
+          return failure(); // the statistics output is not differentiated
+        int64_t rank = sx.size();
+        int64_t axis = (int64_t)rms.getAxis();
+        if (axis < 0)
+          axis += rank;
+        SmallVector<int64_t> axes =
+            llvm::to_vector(llvm::seq<int64_t>(axis, rank));
+        Value rstd = g.castTo(rms.getInvStdDev(), GraphBuilder::elt(x));
+        Value xhat = g.mul(x, rstd);
+        Value dxhat = g.mul(dy, rms.getScale());
+        Value m = g.reduceMean(g.mul(dxhat, xhat), axes);
+        Value dx = g.mul(rstd, g.sub(dxhat, g.mul(xhat, m)));
+        return Grads{dx, g.sumTo(g.mul(dy, xhat),
+                                 GraphBuilder::shape(rms.getScale()))};
+      })
       .Case([&](LayerNormOp ln) -> FailureOr<Grads> {
         if (dys[1] || dys[2])
           return failure(); // the statistics outputs are not differentiated
@@ -632,7 +649,7 @@ FailureOr<Grads> vjp(OpBuilder &b, Operation *op, ArrayRef<Value> dys) {
   GraphBuilder g(b, gradientLoc(op));
   Value dy = dys[0];
   if (llvm::any_of(dys.drop_front(), [](Value v) { return bool(v); }) &&
-      !isa<LayerNormOp, AttentionOp>(op))
+      !isa<LayerNormOp, RMSNormOp, AttentionOp>(op))
     return failure();
   if (isa<AddOp, SubOp, MulOp, DivOp>(op))
     return binaryGrads(g, op, dy);
@@ -644,9 +661,18 @@ FailureOr<Grads> vjp(OpBuilder &b, Operation *op, ArrayRef<Value> dys) {
     return convTransposeGrads(g, conv, dy);
   if (auto attention = dyn_cast<AttentionOp>(op))
     return attentionGrads(g, attention, dys);
-  if (isa<ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp>(
-          op))
+  if (isa<ReduceSumOp, ReduceMeanOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+          RMSNormOp>(op))
     return normalizationGrads(g, op, dys);
+  if (auto rotary = dyn_cast<RotaryEmbeddingOp>(op)) {
+    // A rotation: its gradient rotates dy back (the same op with -sin).
+    Value negSin = g.neg(rotary.getSinCache());
+    Value dx = RotaryEmbeddingOp::create(
+        g.b, g.loc, dy, rotary.getCosCache(), negSin, rotary.getPositionIds(),
+        rotary.getInterleavedAttr(), rotary.getNumHeadsAttr(),
+        rotary.getRotaryEmbeddingDimAttr());
+    return Grads{dx, Value(), Value(), Value()};
+  }
   if (auto pow = dyn_cast<PowOp>(op))
     return powGrads(g, pow, dy);
   FailureOr<Grads> moved = movementGrads(g, op, dy);
@@ -679,6 +705,8 @@ bool hasGradientRule(Operation *op, unsigned index) {
   if (auto conv = dyn_cast<ConvTransposeOp>(op))
     return GraphBuilder::shape(conv.getInput()).size() == 3 &&
            conv.getGroup() == 1;
+  if (isa<RotaryEmbeddingOp>(op))
+    return index == 0;
   if (auto attention = dyn_cast<AttentionOp>(op))
     return index < 3 && attention.getSoftcap().convertToDouble() == 0 &&
            !attention.getNonpadKvSeqlen();
@@ -689,7 +717,7 @@ bool hasGradientRule(Operation *op, unsigned index) {
   if (auto cast = dyn_cast<CastOp>(op))
     return isFloatTensor(cast.getResult());
   return isa<AddOp, SubOp, MulOp, DivOp, GemmOp, ReduceSumOp, ReduceMeanOp,
-             SoftmaxOp, LogSoftmaxOp, LayerNormOp, ReshapeOp, FlattenOp,
+             SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp, ReshapeOp, FlattenOp,
              SqueezeOp, UnsqueezeOp, ExpandOp, TransposeOp, ConcatOp, WhereOp,
              NegOp, IdentityOp, ReluOp, LeakyReluOp, SigmoidOp, TanhOp, ExpOp,
              LogOp, SqrtOp, ReciprocalOp, AbsOp, ErfOp>(op);
