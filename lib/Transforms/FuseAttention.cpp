@@ -48,6 +48,8 @@ struct AttentionSite {
   bool invertMask = false;
   /// The mask was a constant causal triangle: is_causal instead of a mask.
   bool causal = false;
+  /// c of a soft cap c * tanh(scores / c) between the scale and the mask.
+  double softcap = 0;
   /// K/V heads were repeated by Tile (query head h reads KV head h % Hkv):
   /// the fused op runs on query heads reordered to the grouped order
   /// (h / g) and the output is put back. 1 when not tiled.
@@ -163,11 +165,17 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
   SmallVector<Operation *> chain;
   Operation *def = x.getDefiningOp();
   if (auto add = dyn_cast_or_null<AddOp>(def)) {
-    // The scores are the side that comes from a MatMul (maybe scaled).
+    // The scores are the side that comes from a MatMul (maybe scaled and
+    // soft-capped: Mul, Div and Tanh on the way).
     auto fromScores = [](Value s) {
       Operation *d = s.getDefiningOp();
-      if (d && isa<MulOp, DivOp>(d))
-        d = d->getOperand(0).getDefiningOp();
+      for (int step = 0; step < 5 && d && isa<MulOp, DivOp, TanhOp>(d);
+           ++step) {
+        Value next = d->getOperand(0);
+        if (isa<MulOp>(d) && scalarConstant(next))
+          next = d->getOperand(1);
+        d = next.getDefiningOp();
+      }
       return isa_and_nonnull<MatMulOp>(d);
     };
     Value scores = fromScores(add.getLhs())   ? add.getLhs()
@@ -198,6 +206,29 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
     site.mask = where.getCondition();
     chain.push_back(where);
     x = scores;
+  }
+  // A soft cap, c * tanh(scores / c) (Gemma's order: after the scale,
+  // before the mask, as mp.attention applies it).
+  if (auto outer = x.getDefiningOp<MulOp>()) {
+    for (unsigned i = 0; i < 2 && !site.softcap; ++i) {
+      std::optional<double> c = scalarConstant(outer->getOperand(i));
+      auto tanh = outer->getOperand(1 - i).getDefiningOp<TanhOp>();
+      Operation *inner =
+          tanh ? tanh.getInput().getDefiningOp() : nullptr;
+      if (!c || !inner || !isa<MulOp, DivOp>(inner) || *c <= 0)
+        continue;
+      std::optional<double> d = scalarConstant(inner->getOperand(1));
+      bool matches = d && (isa<DivOp>(inner) ? *d == *c
+                                             : std::abs(*d * *c - 1) < 1e-6);
+      if (!matches)
+        continue;
+      if (!x.hasOneUse() || !tanh->hasOneUse() ||
+          !inner->getResult(0).hasOneUse())
+        return fail("the soft-capped scores have another consumer");
+      site.softcap = *c;
+      chain.append({outer, tanh, inner});
+      x = inner->getOperand(0);
+    }
   }
   def = x.getDefiningOp();
   if (def && isa<MulOp, DivOp>(def)) {
@@ -434,7 +465,8 @@ struct FuseAttentionPass
         rewriter, loc, q, k, site.v, mask, Value(), Value(), Value(),
         rewriter.getBoolAttr(site.causal), rewriter.getI64IntegerAttr(0),
         rewriter.getI64IntegerAttr(0), rewriter.getI64IntegerAttr(0),
-        rewriter.getF32FloatAttr(site.scale), rewriter.getF32FloatAttr(0),
+        rewriter.getF32FloatAttr(site.scale),
+        rewriter.getF32FloatAttr(site.softcap),
         TypeAttr());
     if (attention.getOutput().getType() != pv.getType()) {
       reason = "the fused result type differs from the MatMul's";

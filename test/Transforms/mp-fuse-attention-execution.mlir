@@ -172,3 +172,48 @@ func.func @tiled() {
 // TILED-NEXT: [0.3908{{[0-9]*}}, -0.2305{{[0-9]*}}, 0.2513{{[0-9]*}}, -0.5169{{[0-9]*}}]],
 // TILED-NEXT: {{\[\[}}0.3305{{[0-9]*}}, 0.01237{{[0-9]*}}, -0.1449{{[0-9]*}}, 0.2873{{[0-9]*}}],
 // TILED-NEXT: [0.04322{{[0-9]*}}, -0.3376{{[0-9]*}}, -0.3829{{[0-9]*}}, 0.5132{{[0-9]*}}]]]]
+
+// A soft cap as Gemma exports it, 1.5 * tanh(scores / 1.5) after the scale
+// and before a Trilu-built causal mask: fused into softcap = 1.5 and
+// is_causal. numpy (float64):
+//   [[-0.97, 0.87, -0.83, 0.69], [-0.362962, 0.895649, -0.291361, 0.843897], [-0.389113, 0.281365, -0.164353, 0.575103]],
+//   [[0.37, -0.07, -0.56, 0.28], [-0.511385, 0.271917, 0.070647, -0.122702], [0.305153, -0.347831, -0.174457, 0.394825]]
+// RUN: mp-opt %s --mp-cpu-pipeline | \
+// RUN:   mlir-runner -e softcap -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=SOFTCAP
+// RUN: mp-opt %s --mp-fuse-attention --mp-cpu-pipeline | \
+// RUN:   mlir-runner -e softcap -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s --check-prefix=SOFTCAP
+// RUN: mp-opt %s --mp-fuse-attention | FileCheck %s --check-prefix=FUSEDCAP
+// FUSEDCAP-LABEL: func.func @softcap
+// FUSEDCAP-NOT: mp.tanh
+// FUSEDCAP: mp.attention {{.*}}{is_causal = true, scale = 5.000000e-01 : f32, softcap = 1.500000e+00 : f32}
+func.func @softcap() {
+  %q = arith.constant dense<[[[[1.83, 1.86, 0.09, -1.29], [-2.67, -0.69, -0.54, -2.73], [-2.7, 3.0, 0.9, -1.59]], [[-0.39, 2.85, 2.4, 2.07], [-0.66, -0.03, 1.05, -2.64], [0.33, -1.38, 2.28, -2.61]]]]> : tensor<1x2x3x4xf32>
+  %k = arith.constant dense<[[[[0.36, 0.74, -0.55, 0.79], [0.74, -0.96, 0.41, -1.0], [0.01, -0.13, -0.59, -0.35]], [[0.61, -0.37, -0.7, 0.4], [-0.1, 0.6, -0.53, -0.36], [0.6, 0.01, 0.01, -0.53]]]]> : tensor<1x2x3x4xf32>
+  %v = arith.constant dense<[[[[-0.97, 0.87, -0.83, 0.69], [-0.26, 0.9, -0.2, 0.87], [0.11, -0.52, 0.48, 0.35]], [[0.37, -0.07, -0.56, 0.28], [-0.79, 0.38, 0.27, -0.25], [0.6, -0.61, -0.22, 0.6]]]]> : tensor<1x2x3x4xf32>
+  %full = mp.constant dense<0xFF800000> : tensor<3x3xf32>
+  %one = mp.constant dense<1> : tensor<i64>
+  %mask = mp.trilu %full k %one : (tensor<3x3xf32>, tensor<i64>) -> tensor<3x3xf32>
+  %kt = mp.transpose %k {perm = array<i64: 0, 1, 3, 2>} : tensor<1x2x3x4xf32> -> tensor<1x2x4x3xf32>
+  %s = mp.matmul %q, %kt : (tensor<1x2x3x4xf32>, tensor<1x2x4x3xf32>) -> tensor<1x2x3x3xf32>
+  %half = mp.constant dense<0.5> : tensor<f32>
+  %m = mp.mul %s, %half : (tensor<1x2x3x3xf32>, tensor<f32>) -> tensor<1x2x3x3xf32>
+  %cap = mp.constant dense<1.5> : tensor<f32>
+  %d = mp.div %m, %cap : (tensor<1x2x3x3xf32>, tensor<f32>) -> tensor<1x2x3x3xf32>
+  %t = mp.tanh %d : tensor<1x2x3x3xf32>
+  %c = mp.mul %t, %cap : (tensor<1x2x3x3xf32>, tensor<f32>) -> tensor<1x2x3x3xf32>
+  %a = mp.add %c, %mask : (tensor<1x2x3x3xf32>, tensor<3x3xf32>) -> tensor<1x2x3x3xf32>
+  %p = mp.softmax %a {axes = array<i64: 3>} : tensor<1x2x3x3xf32>
+  %o = mp.matmul %p, %v : (tensor<1x2x3x3xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32>
+  %u = tensor.cast %o : tensor<1x2x3x4xf32> to tensor<*xf32>
+  call @printMemrefF32(%u) : (tensor<*xf32>) -> ()
+  return
+}
+// SOFTCAP: sizes = [1, 2, 3, 4]
+// SOFTCAP-NEXT: {{\[\[\[\[}}-0.97, 0.87, -0.83, 0.69],
+// SOFTCAP-NEXT: [-0.3629{{[0-9]*}}, 0.8956{{[0-9]*}}, -0.2913{{[0-9]*}}, 0.8438{{[0-9]*}}],
+// SOFTCAP-NEXT: [-0.3891{{[0-9]*}}, 0.2813{{[0-9]*}}, -0.1643{{[0-9]*}}, 0.5751{{[0-9]*}}]],
+// SOFTCAP-NEXT: {{\[\[}}0.37, -0.07, -0.56, 0.28],
+// SOFTCAP-NEXT: [-0.5113{{[0-9]*}}, 0.2719{{[0-9]*}}, 0.07064{{[0-9]*}}, -0.1227{{[0-9]*}}],
+// SOFTCAP-NEXT: [0.3051{{[0-9]*}}, -0.3478{{[0-9]*}}, -0.1744{{[0-9]*}}, 0.3948{{[0-9]*}}]]]]

@@ -199,6 +199,8 @@ def FuseAttention : Pass<"mp-fuse-attention", "mlir::ModuleOp"> {
     with fewer heads than Q (a divisor) become grouped-query attention;
     K/V repeated with Tile (query head h reads KV head h % Hkv) too, with
     the query heads (and a per-head mask) regrouped around the fused op.
+    A soft cap `c * tanh(scores / c)` between the scale and the mask
+    (Gemma's export) becomes `softcap = c`.
     Each match becomes one `mp.attention` with that scale and mask. A mask
     that is a compile-time causal triangle (a bool tril or a -inf triangle,
     as a constant, sliced from a larger one or built with Trilu) becomes
