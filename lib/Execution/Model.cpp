@@ -13,7 +13,6 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 
@@ -284,9 +283,6 @@ Model::buildVariant(ArrayRef<HostTensor> inputs,
       pm.addPass(createFuseAttention());
     if (options.mixed)
       buildMixedPrecisionPipeline(pm, options.policyFile, "", false, 1);
-    // Widening casts of gradients fold into mp.unscale_and_check.
-    if (options.mixed && !options.lossScaling.empty())
-      pm.addPass(createCanonicalizerPass());
     if (failed(pm.run(*module)))
       return nullptr;
   }

@@ -443,6 +443,12 @@ FailureOr<Grads> normalizationGrads(GraphBuilder &g, Operation *op,
       all = llvm::to_vector(llvm::seq<int64_t>(0, sx.size()));
     return all;
   };
+  // The axes [axis, rank) a normalization works over.
+  auto axesFrom = [&](int64_t axis) {
+    int64_t rank = sx.size();
+    return llvm::to_vector(
+        llvm::seq<int64_t>(axis < 0 ? axis + rank : axis, rank));
+  };
   // dy of a reduction brought back to the input's shape.
   auto spread = [&](ArrayRef<int64_t> axes) {
     SmallVector<int64_t> kept = llvm::to_vector(sx);
@@ -476,12 +482,7 @@ FailureOr<Grads> normalizationGrads(GraphBuilder &g, Operation *op,
       .Case([&](RMSNormOp rms) -> FailureOr<Grads> {
         if (dys[1])
           return failure(); // the statistics output is not differentiated
-        int64_t rank = sx.size();
-        int64_t axis = (int64_t)rms.getAxis();
-        if (axis < 0)
-          axis += rank;
-        SmallVector<int64_t> axes =
-            llvm::to_vector(llvm::seq<int64_t>(axis, rank));
+        SmallVector<int64_t> axes = axesFrom((int64_t)rms.getAxis());
         Value rstd = g.castTo(rms.getInvStdDev(), GraphBuilder::elt(x));
         Value xhat = g.mul(x, rstd);
         Value dxhat = g.mul(dy, rms.getScale());
@@ -493,12 +494,7 @@ FailureOr<Grads> normalizationGrads(GraphBuilder &g, Operation *op,
       .Case([&](LayerNormOp ln) -> FailureOr<Grads> {
         if (dys[1] || dys[2])
           return failure(); // the statistics outputs are not differentiated
-        int64_t rank = sx.size();
-        int64_t axis = (int64_t)ln.getAxis();
-        if (axis < 0)
-          axis += rank;
-        SmallVector<int64_t> axes =
-            llvm::to_vector(llvm::seq<int64_t>(axis, rank));
+        SmallVector<int64_t> axes = axesFrom((int64_t)ln.getAxis());
         Type t = GraphBuilder::elt(x);
         Value mean = g.castTo(ln.getMean(), t);
         Value rstd = g.castTo(ln.getInvStdDev(), t);
@@ -697,7 +693,7 @@ bool hasGradientRule(Operation *op, unsigned index) {
     return llvm::all_of(op->getOperands(), [](Value v) {
       return GraphBuilder::shape(v).size() >= 2;
     });
-  if (auto s = dyn_cast<SliceOp>(op))
+  if (isa<SliceOp>(op))
     return index == 0;
   if (auto conv = dyn_cast<ConvOp>(op))
     return GraphBuilder::shape(conv.getInput()).size() == 3 &&
@@ -712,15 +708,14 @@ bool hasGradientRule(Operation *op, unsigned index) {
            !attention.getNonpadKvSeqlen();
   if (auto gather = dyn_cast<GatherOp>(op))
     return index == 0 && (int64_t)gather.getAxis() == 0;
-  if (auto gelu = dyn_cast<GeluOp>(op))
-    return true;
   if (auto cast = dyn_cast<CastOp>(op))
     return isFloatTensor(cast.getResult());
   return isa<AddOp, SubOp, MulOp, DivOp, GemmOp, ReduceSumOp, ReduceMeanOp,
-             SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp, ReshapeOp, FlattenOp,
-             SqueezeOp, UnsqueezeOp, ExpandOp, TransposeOp, ConcatOp, WhereOp,
-             NegOp, IdentityOp, ReluOp, LeakyReluOp, SigmoidOp, TanhOp, ExpOp,
-             LogOp, SqrtOp, ReciprocalOp, AbsOp, ErfOp>(op);
+             SoftmaxOp, LogSoftmaxOp, LayerNormOp, RMSNormOp, ReshapeOp,
+             FlattenOp, SqueezeOp, UnsqueezeOp, ExpandOp, TransposeOp,
+             ConcatOp, WhereOp, GeluOp, NegOp, IdentityOp, ReluOp, LeakyReluOp,
+             SigmoidOp, TanhOp, ExpOp, LogOp, SqrtOp, ReciprocalOp, AbsOp,
+             ErfOp>(op);
 }
 
 llvm::SetVector<Operation *> activeOps(Value target, ValueRange wrt) {
