@@ -2,6 +2,7 @@
 
 #include "mp/Execution/CpuRunner.h"
 #include "mp/BufferPool.h"
+#include "mp/Conversion/Passes.h"
 #include "mp/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -14,6 +15,8 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
+
+#include <cstring>
 
 using namespace mlir;
 
@@ -59,8 +62,67 @@ static EntrySignature::DeclaredShape declaredShape(Type type,
   return shape;
 }
 
+bool EntrySignature::checkKvCache(ArrayRef<HostTensor> given,
+                                  std::string &error) const {
+  if (kvCache.lengthInput < 0)
+    return true;
+  const std::string &name = inputs[kvCache.lengthInput].name;
+  auto it = llvm::find_if(given, [&](const HostTensor &t) {
+    return t.name == name;
+  });
+  if (it == given.end() || it->data.size() != sizeof(int64_t)) {
+    error = "input '" + name + "' must be one int64 (the filled KV cache "
+            "positions)";
+    return false;
+  }
+  int64_t length;
+  std::memcpy(&length, it->data.data(), sizeof(length));
+  if (length >= 0 && length <= kvCache.capacity - kvCache.newPositions)
+    return true;
+  error = "input '" + name + "' is " + std::to_string(length) + ": with " +
+          std::to_string(kvCache.newPositions) +
+          " new position(s) per step the KV cache needs " +
+          std::to_string(length + kvCache.newPositions) +
+          " positions, and it holds 0 to " +
+          std::to_string(kvCache.capacity) + " (mp-compile --max-seq-len)";
+  return false;
+}
+
+/// Records the in-place caches mp-kv-cache-in-place marked and takes their
+/// outputs out of the function: the caller's buffer for the output is
+/// passed as the (writable) input, which the step updates in place.
+static void separateInPlaceOutputs(func::FuncOp func, EntrySignature &entry) {
+  MLIRContext *ctx = func.getContext();
+  entry.inPlaceOf.assign(func.getNumResults(), -1);
+  llvm::BitVector erase(func.getNumResults());
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (auto of = func.getResultAttrOfType<IntegerAttr>(i, "mp.in_place_of")) {
+      entry.inPlaceOf[i] = of.getInt();
+      erase.set(i);
+    }
+  if (auto cache = func->getAttrOfType<DictionaryAttr>("mp.kv_cache")) {
+    auto length = cache.getAs<StringAttr>("length_input");
+    for (auto [i, t] : llvm::enumerate(entry.inputs))
+      if (length && t.name == length.getValue())
+        entry.kvCache.lengthInput = i;
+    entry.kvCache.capacity = cache.getAs<IntegerAttr>("capacity").getInt();
+    entry.kvCache.newPositions =
+        cache.getAs<IntegerAttr>("new_positions").getInt();
+    func->removeAttr("mp.kv_cache");
+  }
+  if (erase.none())
+    return;
+  auto ret = cast<func::ReturnOp>(func.front().getTerminator());
+  ret->eraseOperands(erase);
+  (void)func.eraseResults(erase);
+  for (int of : entry.inPlaceOf)
+    if (of >= 0)
+      func.setArgAttr(of, "bufferization.writable", BoolAttr::get(ctx, true));
+}
+
 LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
-                           EntrySignature &entry) {
+                           EntrySignature &entry,
+                           const EntryOptions &options) {
   MLIRContext *ctx = module->getContext();
   Location loc = module->getLoc();
   auto funcs = module.getOps<func::FuncOp>();
@@ -82,18 +144,14 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
                             << ")";
     if (failed(checkInputTensor(loc, argName, type, *given)))
       return failure();
-    HostTensor spec;
-    spec.name = argName;
-    spec.elementType = given->elementType;
-    spec.shape = given->shape;
-    entry.inputs.push_back(std::move(spec));
     entry.declaredInputs.push_back(
         declaredShape(type, func.getArgAttrDict(i)));
     pins.push_back(shapePin(*given));
   }
   for (const HostTensor &t : inputs)
-    if (llvm::none_of(entry.inputs,
-                      [&](const HostTensor &s) { return s.name == t.name; }))
+    if (llvm::none_of(pins, [&](const std::string &pin) {
+          return StringRef(pin).rsplit('=').first == t.name;
+        }))
       return emitError(loc) << "the model has no input named '" << t.name
                             << "'";
 
@@ -104,20 +162,49 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
   SpecializeShapesOptions specialize;
   specialize.shapes.assign(pins.begin(), pins.end());
   pm.addPass(createSpecializeShapes(specialize));
+  if (options.maxSeqLen > 0) {
+    KvCacheInPlaceOptions inPlace;
+    inPlace.maxSeqLen = options.maxSeqLen;
+    pm.addPass(createKvCacheInPlace(inPlace));
+  }
   if (failed(pm.run(module)))
     return failure();
-  for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+  // The arguments as specialized (the in-place pass re-types the caches
+  // and adds their fill level).
+  auto describe = [&](Type type, StringRef name,
+                      StringRef what) -> FailureOr<HostTensor> {
     HostTensor spec;
-    auto name = func.getResultAttrOfType<StringAttr>(i, "mp.name");
-    spec.name = name ? name.str() : "output_" + std::to_string(i);
+    spec.name = name.str();
     auto ranked = cast<RankedTensorType>(type);
     if (!ranked.hasStaticShape())
-      return emitError(loc) << "output '" << spec.name
+      return emitError(loc) << what << " '" << spec.name
                             << "' keeps a dynamic shape " << type
-                            << " after specializing to the inputs";
+                            << " after specializing to the inputs",
+             failure();
     spec.elementType = ranked.getElementType();
     spec.shape.assign(ranked.getShape().begin(), ranked.getShape().end());
-    entry.outputs.push_back(spec);
+    return spec;
+  };
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, "mp.name");
+    FailureOr<HostTensor> spec =
+        describe(type, name ? name.getValue() : "#" + std::to_string(i),
+                 "input");
+    if (failed(spec))
+      return failure();
+    entry.inputs.push_back(std::move(*spec));
+    if (i >= entry.declaredInputs.size())
+      entry.declaredInputs.push_back(
+          declaredShape(type, func.getArgAttrDict(i)));
+  }
+  for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+    auto name = func.getResultAttrOfType<StringAttr>(i, "mp.name");
+    FailureOr<HostTensor> spec = describe(
+        type, name ? name.getValue() : "output_" + std::to_string(i),
+        "output");
+    if (failed(spec))
+      return failure();
+    entry.outputs.push_back(std::move(*spec));
   }
   // ONNX names and dims are not LLVM argument attributes.
   // The caller's input buffers are read in place: bufferization must copy
@@ -126,6 +213,19 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
     func.setArgAttrs(i, ArrayRef<NamedAttribute>{NamedAttribute(
                             StringAttr::get(ctx, "bufferization.writable"),
                             BoolAttr::get(ctx, false))});
+  std::vector<DictionaryAttr> resultAttrs;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    resultAttrs.push_back(func.getResultAttrDict(i));
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    func.setResultAttrs(i, ArrayRef<NamedAttribute>{});
+  // In-place caches: read from the result attributes before they went.
+  for (auto [i, attrs] : llvm::enumerate(resultAttrs))
+    if (attrs && attrs.get("mp.in_place_of"))
+      func.setResultAttr(i, "mp.in_place_of", attrs.get("mp.in_place_of"));
+  separateInPlaceOutputs(func, entry);
+  if (entry.kvCache.lengthInput >= 0)
+    func.setArgAttr(entry.kvCache.lengthInput, kHostResidentAttr,
+                    UnitAttr::get(ctx));
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     func.setResultAttrs(i, ArrayRef<NamedAttribute>{});
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
@@ -134,17 +234,14 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
 }
 
 std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
-                                              ArrayRef<HostTensor> inputs) {
+                                              ArrayRef<HostTensor> inputs,
+                                              const EntryOptions &entryOptions) {
   MLIRContext *ctx = module->getContext();
   Location loc = module->getLoc();
   auto runner = std::unique_ptr<CpuRunner>(new CpuRunner());
-  EntrySignature signature;
-  if (failed(prepareEntry(*module, inputs, signature)))
+  if (failed(prepareEntry(*module, inputs, runner->signature, entryOptions)))
     return nullptr;
-  for (const HostTensor &t : signature.inputs)
-    runner->inputNames.push_back(t.name);
-  runner->outputs = signature.outputs;
-  runner->entry = signature.symbol;
+  runner->entry = runner->signature.symbol;
 
   PassManager lower(ctx, ModuleOp::getOperationName());
   buildCpuPipeline(lower, /*resultsAsOutParams=*/true,
@@ -215,8 +312,16 @@ static std::vector<int64_t> descriptor(void *data, ArrayRef<int64_t> shape) {
 
 bool CpuRunner::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
                     std::string &error) {
+  if (!signature.checkKvCache(inputs, error))
+    return false;
+  out = signature.outputs;
+  std::vector<int> updatedBy(signature.inputs.size(), -1);
+  for (auto [j, of] : llvm::enumerate(signature.inPlaceOf))
+    if (of >= 0)
+      updatedBy[of] = j;
   std::vector<std::vector<int64_t>> descriptors;
-  for (const std::string &name : inputNames) {
+  for (size_t i = 0; i < signature.inputs.size(); ++i) {
+    const std::string &name = signature.inputs[i].name;
     auto it = llvm::find_if(inputs, [&](const HostTensor &t) {
       return t.name == name;
     });
@@ -224,12 +329,21 @@ bool CpuRunner::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
       error = "missing input '" + name + "'";
       return false;
     }
-    // Not copied: the compiled code never writes its arguments.
+    if (updatedBy[i] >= 0) {
+      // A cache updated in place: the step writes into the output, which
+      // starts as a copy of the input.
+      HostTensor &t = out[updatedBy[i]];
+      t.data = it->data;
+      descriptors.push_back(descriptor(t.data.data(), t.shape));
+      continue;
+    }
+    // Not copied: the compiled code never writes its other arguments.
     descriptors.push_back(
         descriptor(const_cast<char *>(it->data.data()), it->shape));
   }
-  out = outputs;
-  for (HostTensor &t : out) {
+  for (auto [j, t] : llvm::enumerate(out)) {
+    if (signature.inPlaceOf[j] >= 0)
+      continue;
     t.data.assign(t.numElements() * HostTensor::elementBytes(t.elementType), 0);
     descriptors.push_back(descriptor(t.data.data(), t.shape));
   }

@@ -98,7 +98,9 @@ bool isIndexOperand(Operation *op, unsigned index) {
         return is(o.getInputIds()) || is(o.getSegmentIds()) ||
                is(o.getMask()) || is(o.getPositionIds());
       })
-      .Case([&](AttentionOp o) { return is(o.getNonpadKvSeqlen()); })
+      .Case([&](AttentionOp o) {
+        return is(o.getNonpadKvSeqlen()) || is(o.getPastLength());
+      })
       .Case([&](MsAttentionOp o) {
         return is(o.getMaskIndex()) || is(o.getPastSequenceLength());
       })

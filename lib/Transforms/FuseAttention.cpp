@@ -461,8 +461,19 @@ struct FuseAttentionPass
       if (mask && cast<RankedTensorType>(mask.getType()).getRank() == 4)
         mask = regroup(mask, g, hkv);
     }
+    // K and V joined to a past cache by Concat on the sequence axis become
+    // the op's past; the present outputs then come from the op.
+    Value v = site.v, pastK, pastV;
+    ConcatOp joinK = !site.kTransposed && !site.causal ? pastJoin(k) : nullptr,
+             joinV = joinK ? pastJoin(v) : nullptr;
+    if (joinV) {
+      pastK = joinK.getInputs()[0];
+      k = joinK.getInputs()[1];
+      pastV = joinV.getInputs()[0];
+      v = joinV.getInputs()[1];
+    }
     auto attention = AttentionOp::create(
-        rewriter, loc, q, k, site.v, mask, Value(), Value(), Value(),
+        rewriter, loc, q, k, v, mask, pastK, pastV, Value(), Value(),
         rewriter.getBoolAttr(site.causal), rewriter.getI64IntegerAttr(0),
         rewriter.getI64IntegerAttr(0), rewriter.getI64IntegerAttr(0),
         rewriter.getF32FloatAttr(site.scale),
@@ -481,7 +492,26 @@ struct FuseAttentionPass
     if (g > 1)
       out = regroup(out, hkv, g);
     rewriter.replaceOp(pv, out);
+    // The joined caches' other readers (the present outputs) take the op's.
+    if (joinV) {
+      if (attention.getPresentKey().getType() == joinK.getType())
+        rewriter.replaceAllUsesWith(joinK, attention.getPresentKey());
+      if (attention.getPresentValue().getType() == joinV.getType())
+        rewriter.replaceAllUsesWith(joinV, attention.getPresentValue());
+    }
     return true;
+  }
+
+  /// `x` as Concat(past, new) of 4-D [B, H, T, D] along the sequence axis.
+  static ConcatOp pastJoin(Value x) {
+    auto join = x.getDefiningOp<ConcatOp>();
+    if (!join || join.getInputs().size() != 2)
+      return nullptr;
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    int64_t axis = join.getAxis();
+    if (rank != 4 || (axis != 2 && axis != -2))
+      return nullptr;
+    return join;
   }
 };
 

@@ -344,7 +344,7 @@ FailureOr<Grads> convTransposeGrads(GraphBuilder &g, ConvTransposeOp conv,
 FailureOr<Grads> attentionGrads(GraphBuilder &g, AttentionOp op,
                                 ArrayRef<Value> dys) {
   if (dys[1] || dys[2] || dys[3] || op.getSoftcap().convertToDouble() != 0 ||
-      op.getNonpadKvSeqlen())
+      op.getNonpadKvSeqlen() || op.getPastLength())
     return failure();
   Value q = op.getQ(), k = op.getK(), v = op.getV(), dOut = dys[0];
   auto sq = GraphBuilder::shape(q), sk = GraphBuilder::shape(k);
@@ -705,7 +705,7 @@ bool hasGradientRule(Operation *op, unsigned index) {
     return index == 0;
   if (auto attention = dyn_cast<AttentionOp>(op))
     return index < 3 && attention.getSoftcap().convertToDouble() == 0 &&
-           !attention.getNonpadKvSeqlen();
+           !attention.getNonpadKvSeqlen() && !attention.getPastLength();
   if (auto gather = dyn_cast<GatherOp>(op))
     return index == 0 && (int64_t)gather.getAxis() == 0;
   if (auto cast = dyn_cast<CastOp>(op))

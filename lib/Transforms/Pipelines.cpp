@@ -208,6 +208,9 @@ void mp::buildCudaPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // Views at run-time offsets (a KV cache written at its fill level) leave
+  // affine.apply on the host.
+  pm.addPass(createLowerAffinePass());
   for (const std::string &chip : options.chips) {
     GpuNVVMAttachTargetOptions target;
     target.chip = chip;

@@ -116,9 +116,16 @@ class Library:
         self.inputs = specs(desc.inputs, desc.num_inputs)
         self.outputs = specs(desc.outputs, desc.num_outputs)
 
-    def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+    def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
+            out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """Runs once. ``inputs`` maps input names to arrays (or is a sequence
-        in input order) of exactly the compiled dtypes and shapes."""
+        in input order) of exactly the compiled dtypes and shapes.
+
+        ``out`` optionally maps output names to preallocated C-contiguous
+        writable arrays of their dtypes and shapes, which receive those
+        outputs (and are returned). A KV cache compiled with
+        ``--max-seq-len`` is updated in place without a copy when its output
+        array is its input array."""
         from . import Error
         if not isinstance(inputs, Mapping):
             inputs = {name: a for (name, _, _), a in zip(self.inputs, inputs)}
@@ -135,7 +142,20 @@ class Library:
                             f"library was compiled for {dtype}{list(shape)}")
             keep.append(a)
             pointers[i] = a.ctypes.data
-        outs = {name: np.empty(shape, dtype) for name, dtype, shape in self.outputs}
+        given = dict(out or {})
+        unknown = set(given) - {name for name, _, _ in self.outputs}
+        if unknown:
+            raise Error(f"the library has no output named {sorted(unknown)[0]!r}")
+        outs = {}
+        for name, dtype, shape in self.outputs:
+            a = given.get(name)
+            if a is None:
+                a = np.empty(shape, dtype)
+            elif (not isinstance(a, np.ndarray) or a.dtype != dtype or a.shape != shape
+                  or not a.flags.c_contiguous or not a.flags.writeable):
+                raise Error(f"output array for {name!r} must be a writable C-contiguous "
+                            f"{dtype}{list(shape)} array")
+            outs[name] = a
         out_pointers = (ctypes.c_void_p * max(len(outs), 1))(
             *[a.ctypes.data for a in outs.values()])
         status = self._rt.mp_library_run(self._handle, pointers, out_pointers)

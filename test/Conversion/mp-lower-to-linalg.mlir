@@ -124,6 +124,32 @@ func.func @attention_streaming(%q: tensor<1x4x1x16xf32>, %k: tensor<1x2x600x16xf
 
 // -----
 
+// A fixed-capacity cache (mp-kv-cache-in-place): the new K/V are inserted
+// at the clamped fill level, no Concat joins past and new, keys at or past
+// fill + 1 are masked, and the key-block loop stops after the block holding
+// the last filled key.
+// CHECK-LABEL: func.func @attention_cache_in_place(
+// CHECK-SAME: %[[K:[^:]+]]: tensor<1x2x1x16xf32>, %[[V:[^:]+]]: tensor<1x2x1x16xf32>, %[[CK:[^:]+]]: tensor<1x2x1024x16xf32>, %[[CV:[^:]+]]: tensor<1x2x1024x16xf32>, %[[LEN:[^:]+]]: tensor<i64>
+// CHECK-NOT: tensor.concat
+// CHECK: %[[RAW:.+]] = tensor.extract %[[LEN]][]
+// CHECK: %[[AT:.+]] = arith.index_cast %[[RAW]]
+// CHECK: %[[LOW:[^ ]+]] = arith.minsi %[[AT]], %{{.+}}
+// CHECK: %[[FILL:[^ ]+]] = arith.maxsi {{.*}}%[[LOW]]{{[,: ]}}
+// CHECK: %[[NK:.+]] = tensor.insert_slice %[[K]] into %[[CK]][0, 0, %[[FILL]], 0] [1, 2, 1, 16] [1, 1, 1, 1]
+// CHECK: %[[NV:.+]] = tensor.insert_slice %[[V]] into %[[CV]][0, 0, %[[FILL]], 0] [1, 2, 1, 16] [1, 1, 1, 1]
+// CHECK: %[[VALID:[^ ]+]] = arith.addi %[[FILL]], %{{.+}}
+// CHECK: %[[BLOCKS:[^ ]+]] = arith.ceildivsi %[[VALID]], %{{.+}}
+// CHECK: %[[ROUNDED:[^ ]+]] = arith.muli %[[BLOCKS]], %{{.+}}
+// CHECK: %[[UPPER:[^ ]+]] = arith.minsi %[[ROUNDED]], %c1024
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[UPPER]] step
+// CHECK-NOT: tensor.concat
+// CHECK: return %{{.+}}, %[[NK]], %[[NV]]
+func.func @attention_cache_in_place(%q: tensor<1x4x1x16xf32>, %k: tensor<1x2x1x16xf32>, %v: tensor<1x2x1x16xf32>, %ck: tensor<1x2x1024x16xf32>, %cv: tensor<1x2x1024x16xf32>, %len: tensor<i64>) -> (tensor<1x4x1x16xf32>, tensor<1x2x1024x16xf32>, tensor<1x2x1024x16xf32>) {
+  %o, %pk, %pv, %qk = mp.attention %q, %k, %v past(%ck, %cv) past_length %len {is_causal = true} : (tensor<1x4x1x16xf32>, tensor<1x2x1x16xf32>, tensor<1x2x1x16xf32>, tensor<1x2x1024x16xf32>, tensor<1x2x1024x16xf32>, tensor<i64>) -> (tensor<1x4x1x16xf32>, tensor<1x2x1024x16xf32>, tensor<1x2x1024x16xf32>, tensor<1x4x1x1024xf32>)
+  return %o, %pk, %pv : tensor<1x4x1x16xf32>, tensor<1x2x1024x16xf32>, tensor<1x2x1024x16xf32>
+}
+// -----
+
 // A scalar additive mask (a score_mod adding a constant) broadcasts to
 // every score, both in the materialized and the streaming lowering.
 // CHECK-LABEL: func.func @attention_scalar_mask(

@@ -23,6 +23,28 @@ func.func @mul_scale(%q: tensor<1x4x1x32xf32>, %k: tensor<1x4x16x32xf32>, %v: te
 
 // -----
 
+// Past K/V joined by Concat on the sequence axis, the joined caches returned
+// as the present outputs (torch.onnx's KV cache): the Concats become the
+// op's past, and the present outputs its present results.
+// CHECK-LABEL: func.func @past_concat(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x4x1x32xf32>, %[[K:[a-z0-9]+]]: tensor<1x4x1x32xf32>, %[[V:[a-z0-9]+]]: tensor<1x4x1x32xf32>, %[[PK:[a-z0-9]+]]: tensor<1x4x?x32xf32>, %[[PV:[a-z0-9]+]]: tensor<1x4x?x32xf32>
+// CHECK: %[[O:[^,]+]], %[[NK:[^,]+]], %[[NV:[^,]+]], %{{[^ ]+}} = mp.attention %[[Q]], %[[K]], %[[V]] past(%[[PK]], %[[PV]]) {scale = 0.176776692 : f32}
+// CHECK-NOT: mp.concat
+// CHECK: return %[[O]], %[[NK]], %[[NV]]
+func.func @past_concat(%q: tensor<1x4x1x32xf32>, %k: tensor<1x4x1x32xf32>, %v: tensor<1x4x1x32xf32>, %pk: tensor<1x4x?x32xf32>, %pv: tensor<1x4x?x32xf32>) -> (tensor<1x4x1x32xf32>, tensor<1x4x?x32xf32>, tensor<1x4x?x32xf32>) {
+  %ck = mp.concat %pk, %k {axis = 2 : i64} : (tensor<1x4x?x32xf32>, tensor<1x4x1x32xf32>) -> tensor<1x4x?x32xf32> loc("cat_k")
+  %cv = mp.concat %pv, %v {axis = 2 : i64} : (tensor<1x4x?x32xf32>, tensor<1x4x1x32xf32>) -> tensor<1x4x?x32xf32> loc("cat_v")
+  %kt = mp.transpose %ck {perm = array<i64: 0, 1, 3, 2>} : tensor<1x4x?x32xf32> -> tensor<1x4x32x?xf32> loc("kt2")
+  %s = mp.matmul %q, %kt : (tensor<1x4x1x32xf32>, tensor<1x4x32x?xf32>) -> tensor<1x4x1x?xf32> loc("qk2")
+  %c = mp.constant dense<0.176776692> : tensor<f32>
+  %m = mp.mul %s, %c : (tensor<1x4x1x?xf32>, tensor<f32>) -> tensor<1x4x1x?xf32> loc("scale2")
+  %p = mp.softmax %m {axes = array<i64: 3>} : tensor<1x4x1x?xf32> loc("softmax2")
+  %o = mp.matmul %p, %cv : (tensor<1x4x1x?xf32>, tensor<1x4x?x32xf32>) -> tensor<1x4x1x32xf32> loc("pv2")
+  return %o, %ck, %cv : tensor<1x4x1x32xf32>, tensor<1x4x?x32xf32>, tensor<1x4x?x32xf32>
+}
+
+// -----
+
 // Div by sqrt(d), an additive causal mask, K already [B, H, D, T]: the
 // fused op reads K through a transpose back to [B, H, T, D].
 // CHECK-LABEL: func.func @div_scale_mask(
@@ -212,7 +234,7 @@ func.func @classifier(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
 // The whole file as one module: six sites fuse (one of them causal), five
 // are near misses,
 // each with its reason, named by its ONNX node (or location).
-// SUMMARY: mp-fuse-attention: fused 6 attention site(s), 5 near miss(es)
+// SUMMARY: mp-fuse-attention: fused 7 attention site(s), 5 near miss(es)
 // REPORT:      "fused": [
 // REPORT:        "nodes": [
 // REPORT-NEXT:     "qk",

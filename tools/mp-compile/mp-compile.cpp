@@ -52,6 +52,11 @@ static cl::opt<std::string> policyFile("policy",
 static cl::opt<bool> fuseAttention(
     "fuse-attention", cl::desc("replace decomposed attention with "
                                "mp.attention first (mp-fuse-attention)"));
+static cl::opt<int64_t> maxSeqLen(
+    "max-seq-len", cl::init(0),
+    cl::desc("keep the KV caches of fused attention in buffers of this many "
+             "positions, updated in place; adds the input "
+             "past_sequence_length (mp-kv-cache-in-place)"));
 static cl::opt<std::string> training(
     "training",
     cl::desc("compile a training step instead: mp-build-training-step "
@@ -174,6 +179,9 @@ int main(int argc, char **argv) {
     return fail("no model given (mp-compile MODEL.onnx -o libNAME.so)");
   if (outputPath.empty())
     return fail("no output given (-o libNAME.so)");
+  if (maxSeqLen < 0)
+    return fail("--max-seq-len must be positive, got " +
+                std::to_string(maxSeqLen));
   if (precision != "fp32" && precision != "mixed")
     return fail("--precision must be fp32 or mixed, got '" + precision + "'");
   mp::LibraryOptions options;
@@ -242,7 +250,9 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
   mp::EntrySignature entry;
-  if (failed(mp::prepareEntry(*module, runtimeInputs, entry)))
+  mp::EntryOptions entryOptions;
+  entryOptions.maxSeqLen = maxSeqLen;
+  if (failed(mp::prepareEntry(*module, runtimeInputs, entry, entryOptions)))
     return 1;
   if (failed(mp::writeLibrary(*module, entry, options, llvm::errs())))
     return 1;

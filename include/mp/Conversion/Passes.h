@@ -15,6 +15,10 @@ namespace mp {
 #define GEN_PASS_REGISTRATION
 #include "mp/Conversion/Passes.h.inc"
 
+/// Marks an entry argument the CUDA target keeps in host memory (a KV
+/// cache's fill level): host code may load it, kernels get its value.
+constexpr llvm::StringLiteral kHostResidentAttr = "mp.host_resident";
+
 /// Patterns lowering mp ops with static shapes to linalg/tensor/arith/math.
 /// With `streamLongCaches`, attention over 512 keys or more becomes an
 /// online-softmax loop over key blocks (the CPU's form); without, it keeps

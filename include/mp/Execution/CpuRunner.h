@@ -38,6 +38,29 @@ struct EntrySignature {
     std::vector<std::string> names;
   };
   std::vector<DeclaredShape> declaredInputs, declaredOutputs;
+  /// Per output: the input whose buffer it is after a run (a KV cache
+  /// updated in place, mp-kv-cache-in-place), or -1. Such outputs are not
+  /// arguments of the entry: callers pass the output's buffer, holding the
+  /// input's data, in place of that input.
+  std::vector<int> inPlaceOf;
+  /// Fixed-capacity KV caches: the scalar input holding the filled
+  /// positions, and the check callers make before a run:
+  /// 0 <= length and length + newPositions <= capacity.
+  struct KvCache {
+    int lengthInput = -1;
+    int64_t capacity = 0, newPositions = 0;
+  } kvCache;
+
+  /// Whether `inputs` (as `run` takes them) fit the KV caches; else why not.
+  bool checkKvCache(llvm::ArrayRef<HostTensor> inputs,
+                    std::string &error) const;
+};
+
+/// How prepareEntry shapes the entry point beyond the input shapes.
+struct EntryOptions {
+  /// > 0: KV caches of this many positions updated in place
+  /// (mp-kv-cache-in-place).
+  int64_t maxSeqLen = 0;
 };
 
 /// Specializes the module's first function to the shapes of `inputs`
@@ -47,7 +70,8 @@ struct EntrySignature {
 /// dynamic shape.
 mlir::LogicalResult prepareEntry(mlir::ModuleOp module,
                                  llvm::ArrayRef<HostTensor> inputs,
-                                 EntrySignature &entry);
+                                 EntrySignature &entry,
+                                 const EntryOptions &options = {});
 
 /// A model compiled for the CPU for one set of input shapes.
 class CpuRunner {
@@ -61,7 +85,8 @@ public:
   /// without a lowering) are emitted as diagnostics. Returns null on error.
   static std::unique_ptr<CpuRunner>
   compile(mlir::OwningOpRef<mlir::ModuleOp> module,
-          llvm::ArrayRef<HostTensor> inputs);
+          llvm::ArrayRef<HostTensor> inputs,
+          const EntryOptions &options = {});
 
   /// Runs on the `inputs` named as at compile time (with the same shapes;
   /// others are ignored). Their buffers are read in place, never written.
@@ -69,16 +94,14 @@ public:
            std::string &error);
 
   /// Graph output names and types, in order.
-  llvm::ArrayRef<HostTensor> outputSpecs() const { return outputs; }
+  llvm::ArrayRef<HostTensor> outputSpecs() const { return signature.outputs; }
 
 private:
   CpuRunner() = default;
   std::unique_ptr<mlir::ExecutionEngine> engine;
   std::string entry;
-  /// Graph input names in argument order.
-  std::vector<std::string> inputNames;
-  /// Name, element type and shape of each output (no data).
-  std::vector<HostTensor> outputs;
+  /// The entry's inputs and outputs (no data), in-place outputs and caches.
+  EntrySignature signature;
 };
 
 } // namespace mp

@@ -298,4 +298,33 @@ def InsertLossScaling : Pass<"mp-insert-loss-scaling", "mlir::ModuleOp"> {
   let dependentDialects = ["::mp::MpDialect"];
 }
 
+def KvCacheInPlace : Pass<"mp-kv-cache-in-place", "mlir::ModuleOp"> {
+  let summary = "Keep KV caches in fixed-capacity buffers updated in place";
+  let description = [{
+    For every `mp.attention` whose `past_key`/`past_value` are graph inputs
+    (possibly through one `mp.cast`) and whose `present_key`/`present_value`
+    are graph outputs (likewise), the caches become buffers of
+    `max-seq-len` positions: the inputs take [B, Hkv, max-seq-len, D] in the
+    attention's storage type, a new scalar i64 input (`length-input`) says
+    how many positions are filled, and the attention writes the new K/V at
+    that position instead of joining past and new with a Concat. Each
+    present output is marked `mp.in_place_of` its past input, and the past
+    input `mp.updated_in_place` by it; the function records
+    `mp.kv_cache = {length_input, capacity, new_positions}` so that callers
+    can check `length + new_positions <= capacity` before a run.
+
+    Every dim of the caches but the sequence one, and the number of new
+    positions, must be static (pin the inputs first). An attention with a
+    past that cannot be converted is an error naming it and the reason.
+  }];
+  let options = [
+    Option<"maxSeqLen", "max-seq-len", "int64_t", /*default=*/"0",
+           "Cache capacity in positions (required, > 0)">,
+    Option<"lengthInput", "length-input", "std::string",
+           /*default=*/"\"past_sequence_length\"",
+           "Name of the new input holding the filled positions">,
+  ];
+  let dependentDialects = ["::mp::MpDialect"];
+}
+
 #endif // MP_TRANSFORMS_PASSES_TD

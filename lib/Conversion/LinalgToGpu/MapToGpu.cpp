@@ -245,9 +245,19 @@ struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {
       if (failed(mapToBlocksAndThreads(loop, blockSize, rewriter)))
         return failure();
     // What is left on the host may compute addresses, never read or write
-    // a buffer.
+    // a buffer, except the host-resident arguments the entry marks (a KV
+    // cache's fill level, which places the cache writes).
+    auto onHost = [&](Value memref) {
+      auto arg = dyn_cast<BlockArgument>(memref);
+      return arg && arg.getOwner()->isEntryBlock() &&
+             arg.getOwner()->getParentOp() == func &&
+             func.getArgAttr(arg.getArgNumber(), mp::kHostResidentAttr);
+    };
     WalkResult result = func.walk([&](Operation *op) {
       if (inKernel(op))
+        return WalkResult::advance();
+      if (auto load = dyn_cast<memref::LoadOp>(op);
+          load && onHost(load.getMemRef()))
         return WalkResult::advance();
       if (isa<memref::LoadOp, memref::StoreOp, memref::AllocaOp,
               memref::CopyOp>(op) ||
@@ -258,6 +268,8 @@ struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {
       }
       return WalkResult::advance();
     });
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      func.removeArgAttr(i, mp::kHostResidentAttr);
     return failure(result.wasInterrupted());
   }
 };

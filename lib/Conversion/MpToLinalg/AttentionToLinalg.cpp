@@ -73,6 +73,40 @@ Value withPast(OpBuilder &b, Location loc, Value past, Value now) {
   return tensor::ConcatOp::create(b, loc, type, 2, ValueRange{past, now});
 }
 
+/// The fill level of a fixed-capacity cache `cacheType` [B, H, N, D] that
+/// takes `fresh` new positions: `length` (i64 scalar) as an index, clamped
+/// to [0, N - fresh] so that the write stays inside the cache even when the
+/// caller's check was skipped.
+Value cacheFillLevel(OpBuilder &b, Location loc, Value length,
+                     RankedTensorType cacheType, int64_t fresh) {
+  Value raw = tensor::ExtractOp::create(b, loc, length, ValueRange{});
+  Value at = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+  Value hi = indexConst(b, loc, cacheType.getDimSize(2) - fresh);
+  return arith::MaxSIOp::create(b, loc, indexConst(b, loc, 0),
+                                arith::MinSIOp::create(b, loc, at, hi));
+}
+
+/// `cache` [B, H, N, D] with `fresh` [B, H, L, D] written at position `at`
+/// along the sequence axis: an insert_slice, which bufferizes in place.
+Value writeAt(OpBuilder &b, Location loc, Value cache, Value fresh, Value at) {
+  auto t = typeOf(fresh);
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0),
+                                       at, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes, strides(4, b.getIndexAttr(1));
+  for (int64_t d : t.getShape())
+    sizes.push_back(b.getIndexAttr(d));
+  return tensor::InsertSliceOp::create(b, loc, fresh, cache, offsets, sizes,
+                                       strides);
+}
+
+/// An i64 [B] tensor holding `value` (an index) in every entry.
+Value batchFilled(OpBuilder &b, Location loc, int64_t batch, Value value) {
+  Type i64 = b.getI64Type();
+  Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{batch}, i64);
+  Value v = arith::IndexCastOp::create(b, loc, i64, value);
+  return linalg::FillOp::create(b, loc, v, empty).getResult(0);
+}
+
 /// What masks a score [b, h, s, t] besides the causal rule.
 struct MaskSpec {
   Value additive;    // float, broadcast to [B, H, S, T]
@@ -84,6 +118,9 @@ struct MaskSpec {
   /// With `causal`, query s sees keys t <= s + causalOffset: the past length
   /// (ONNX Attention's reference, onnxruntime's unidirectional attention).
   int64_t causalOffset = 0;
+  /// A run-time causal offset (index), used instead of `causalOffset`: the
+  /// fill level of a fixed-capacity cache.
+  Value causalOffsetValue;
   double softcap = 0;
   /// Per query head f32 [Hq]: one more logit in every softmax row, which
   /// takes probability mass but adds no value (onnxruntime's head_sink;
@@ -174,8 +211,11 @@ std::pair<Value, Value> scaleAndMask(OpBuilder &b, Location loc, Value scores,
           // its own position.
           Value s = linalg::IndexOp::create(nb, l, 2);
           Value t = keyIndex(nb, l);
-          Value limit = arith::AddIOp::create(
-              nb, l, s, arith::ConstantIndexOp::create(nb, l, m.causalOffset));
+          Value offset =
+              m.causalOffsetValue
+                  ? m.causalOffsetValue
+                  : arith::ConstantIndexOp::create(nb, l, m.causalOffset);
+          Value limit = arith::AddIOp::create(nb, l, s, offset);
           Value future = arith::CmpIOp::create(
               nb, l, arith::CmpIPredicate::sgt, t, limit);
           v = arith::SelectOp::create(nb, l, future, negInf, v);
@@ -212,8 +252,12 @@ constexpr int64_t kKeyBlock = 256;
 /// online softmax (flash attention): per
 /// query a running maximum m, a running sum l of exp(s - m) and an output
 /// accumulator, both rescaled by exp(m_old - m_new) when the maximum grows.
+///
+/// With `keyLimit` (index), keys at or beyond it are masked by `m` already;
+/// the loop stops after the block that holds the last key before it.
 Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
-                      double scale, const MaskSpec &m, int64_t block) {
+                      double scale, const MaskSpec &m, int64_t block,
+                      Value keyLimit) {
   MLIRContext *ctx = b.getContext();
   AttentionShape a(q, k, v);
   int64_t B = a.B, Hq = a.Hq, S = a.S, T = a.T, Dv = a.Dv;
@@ -331,8 +375,17 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
                            });
     sum0 = filled(rowType, 1.0);
   }
+  // Whole blocks past the limit add nothing (every key is masked).
+  Value upper = indexConst(b, loc, full);
+  if (keyLimit) {
+    Value rounded = arith::MulIOp::create(
+        b, loc,
+        arith::CeilDivSIOp::create(b, loc, keyLimit, indexConst(b, loc, block)),
+        indexConst(b, loc, block));
+    upper = arith::MinSIOp::create(b, loc, upper, rounded);
+  }
   auto loop = scf::ForOp::create(
-      b, loc, indexConst(b, loc, 0), indexConst(b, loc, full),
+      b, loc, indexConst(b, loc, 0), upper,
       indexConst(b, loc, block),
       ValueRange{max0, sum0, filled(accType, 0)},
       [&](OpBuilder &nb, Location l, Value t0, ValueRange iter) {
@@ -402,13 +455,15 @@ Value softmaxWithSink(OpBuilder &b, Location loc, Value scores, Value sink) {
 /// ONNX Attention's reference: scale, soft cap, masks, softmax.
 std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                                Value v, double scale, const MaskSpec &m,
-                               bool streamLongCaches, bool needScores = false) {
+                               bool streamLongCaches, bool needScores = false,
+                               Value keyLimit = Value()) {
   AttentionShape a(q, k, v);
   int64_t B = a.B, Hq = a.Hq, S = a.S, T = a.T, Dv = a.Dv;
   Type f32 = b.getF32Type(), elt = typeOf(q).getElementType();
   // Long caches stream: the scores exist one block of keys at a time.
   if (streamLongCaches && !needScores && T >= 2 * kKeyBlock)
-    return {attendStreaming(b, loc, q, k, v, scale, m, kKeyBlock), Value()};
+    return {attendStreaming(b, loc, q, k, v, scale, m, kKeyBlock, keyLimit),
+            Value()};
 
   // scores[b, h, s, t] = sum_d q[b, h, s, d] * k[b, h / g, t, d]
   auto scoresType = RankedTensorType::get({B, Hq, S, T}, f32);
@@ -503,8 +558,21 @@ struct AttentionLowering : public AttentionPattern<AttentionOp> {
       k = splitHeads(rewriter, loc, k, op.getKvNumHeads());
       v = splitHeads(rewriter, loc, v, op.getKvNumHeads());
     }
-    Value pk = withPast(rewriter, loc, op.getPastKey(), k);
-    Value pv = withPast(rewriter, loc, op.getPastValue(), v);
+    // A fixed-capacity cache takes the new K/V in place at its fill level;
+    // otherwise past and new are joined.
+    Value fill, validKeys;
+    Value pk, pv;
+    if (Value length = op.getPastLength()) {
+      fill = cacheFillLevel(rewriter, loc, length, typeOf(op.getPastKey()),
+                            typeOf(k).getDimSize(2));
+      pk = writeAt(rewriter, loc, op.getPastKey(), k, fill);
+      pv = writeAt(rewriter, loc, op.getPastValue(), v, fill);
+      validKeys = arith::AddIOp::create(
+          rewriter, loc, fill, indexConst(rewriter, loc, typeOf(k).getDimSize(2)));
+    } else {
+      pk = withPast(rewriter, loc, op.getPastKey(), k);
+      pv = withPast(rewriter, loc, op.getPastValue(), v);
+    }
     int64_t D = typeOf(q).getDimSize(3);
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt((double)D);
@@ -519,10 +587,15 @@ struct AttentionLowering : public AttentionPattern<AttentionOp> {
         op.getPastKey() ? typeOf(op.getPastKey()).getDimSize(2) : 0;
     m.softcap = op.getSoftcap().convertToDouble();
     m.kvLength = op.getNonpadKvSeqlen();
+    if (fill) {
+      m.causalOffsetValue = fill;
+      m.kvLength = batchFilled(rewriter, loc, typeOf(q).getDimSize(0),
+                               validKeys);
+    }
     m.qkOutputMode = op.getQkMatmulOutputMode();
     bool needScores = !op.getQkMatmulOutput().use_empty();
     auto [out, scores] = attend(rewriter, loc, q, pk, pv, scale, m,
-                                streamLongCaches, needScores);
+                                streamLongCaches, needScores, validKeys);
     if (threeD)
       out = mergeHeads(rewriter, loc, out);
     // Without a consumer the scores may never have existed (streaming).

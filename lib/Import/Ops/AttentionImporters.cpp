@@ -26,7 +26,7 @@ FailureOr<ValueList> importAttention(NodeContext &n) {
   }
   Value nonpad = n.since >= 24 ? n.in(6) : Value();
   return n.results<AttentionOp>(
-      *q, *k, *v, n.in(3), n.in(4), n.in(5), nonpad,
+      *q, *k, *v, n.in(3), n.in(4), n.in(5), nonpad, Value(),
       n.boolAttr("is_causal", false), n.i64Attr("q_num_heads", 0),
       n.i64Attr("kv_num_heads", 0), n.i64Attr("qk_matmul_output_mode", 0),
       optionalScale(n), n.f32Attr("softcap", 0.0f), softmaxPrecision);

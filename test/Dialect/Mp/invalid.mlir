@@ -101,6 +101,24 @@ func.func @attention_heads(%q: tensor<1x6x4x16xf32>, %k: tensor<1x4x4x16xf32>, %
   return %0#0 : tensor<1x6x4x16xf32>
 }
 // -----
+func.func @attention_past_length_without_cache(%q: tensor<1x2x1x8xf32>, %l: tensor<i64>) -> tensor<1x2x1x8xf32> {
+  // expected-error @+1 {{past_length needs past_key and past_value (the caches it indexes)}}
+  %0:4 = mp.attention %q, %q, %q past_length %l : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>, tensor<i64>) -> (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>, tensor<1x2x1x1xf32>)
+  return %0#0 : tensor<1x2x1x8xf32>
+}
+// -----
+func.func @attention_past_length_rank(%q: tensor<1x2x1x8xf32>, %c: tensor<1x2x4x8xf32>, %l: tensor<1xi64>) -> tensor<1x2x1x8xf32> {
+  // expected-error @+1 {{past_length must be a scalar, got 'tensor<1xi64>'}}
+  %0:4 = mp.attention %q, %q, %q past(%c, %c) past_length %l : (tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1xi64>) -> (tensor<1x2x1x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x1x4xf32>)
+  return %0#0 : tensor<1x2x1x8xf32>
+}
+// -----
+func.func @attention_cache_too_small(%q: tensor<1x2x3x8xf32>, %c: tensor<1x2x2x8xf32>, %l: tensor<i64>) -> tensor<1x2x3x8xf32> {
+  // expected-error @+1 {{the cache holds 2 positions, fewer than the 3 new ones}}
+  %0:4 = mp.attention %q, %q, %q past(%c, %c) past_length %l : (tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x2x8xf32>, tensor<1x2x2x8xf32>, tensor<i64>) -> (tensor<1x2x3x8xf32>, tensor<1x2x2x8xf32>, tensor<1x2x2x8xf32>, tensor<1x2x3x2xf32>)
+  return %0#0 : tensor<1x2x3x8xf32>
+}
+// -----
 func.func @attention_3d_heads(%q: tensor<1x4x64xf32>, %k: tensor<1x4x64xf32>, %v: tensor<1x4x64xf32>) -> tensor<1x4x64xf32> {
   // expected-error @+2 {{Q hidden size 64 is not divisible by 3 heads}}
   // expected-error @+1 {{K hidden size 64 is not divisible by 3 heads}}

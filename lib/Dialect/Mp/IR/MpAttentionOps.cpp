@@ -66,7 +66,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *context,
       return emitOptionalError(loc, "past_key must be 4-D [B, Hkv, P, D]");
     past = shapeOf(pk)[2];
   }
-  int64_t total = addDims(past, k->seq);
+  // A fixed-capacity cache keeps its length; otherwise past and new join.
+  int64_t total = adaptor.getPastLength() ? past : addDims(past, k->seq);
   Type elt = elementTypeOf(adaptor.getQ());
   SmallVector<int64_t> y;
   if (shapeOf(adaptor.getQ()).size() == 3)
@@ -99,6 +100,22 @@ LogicalResult AttentionOp::verify() {
            << q->headDim << " vs " << k->headDim;
   if ((bool)getPastKey() != (bool)getPastValue())
     return emitOpError("past_key and past_value go together");
+  if (Value length = getPastLength()) {
+    if (!getPastKey())
+      return emitOpError("past_length needs past_key and past_value (the "
+                         "caches it indexes)");
+    if (shapeOf(length).size() != 0)
+      return emitOpError("past_length must be a scalar, got ")
+             << length.getType();
+    if (getNonpadKvSeqlen())
+      return emitOpError("past_length and nonpad_kv_seqlen cannot be "
+                         "combined");
+    int64_t capacity = shapeOf(getPastKey())[2];
+    if (!isDyn(capacity) && !isDyn(k->seq) && k->seq > capacity)
+      return emitOpError("the cache holds ")
+             << capacity << " positions, fewer than the " << k->seq
+             << " new ones";
+  }
   if (Value mask = getAttnMask()) {
     Type m = elementTypeOf(mask);
     if (!m.isInteger(1) && m != elementTypeOf(getQ()))

@@ -19,12 +19,21 @@ def Mp_AttentionOp : Mp_CustomInferOp<"attention", [AttrSizedOperandSegments]> {
     (opset 24) gives the valid cache length per batch. `qk_matmul_output`
     is the score tensor selected by `qk_matmul_output_mode` (0: raw Q.K^T
     scaled, 1: after mask, 2: after softcap, 3: after softmax).
+
+    With `past_length` (i64 scalar), `past_key`/`past_value` are caches of a
+    fixed capacity N ([B, Hkv, N, D]) whose first `past_length` positions
+    are valid: the new K/V are written at [past_length, past_length + L),
+    `present_key`/`present_value` are the updated caches (same shape), keys
+    at or beyond past_length + L are not attended, and `is_causal` lets
+    query s see keys t <= past_length + s. Lowered, the write updates the
+    cache buffer in place (mp-kv-cache-in-place).
   }];
   let arguments = (ins Mp_FloatTensor:$q, Mp_FloatTensor:$k, Mp_FloatTensor:$v,
                    Optional<Mp_Tensor>:$attn_mask,
                    Optional<Mp_FloatTensor>:$past_key,
                    Optional<Mp_FloatTensor>:$past_value,
                    Optional<Mp_I64Tensor>:$nonpad_kv_seqlen,
+                   Optional<Mp_I64Tensor>:$past_length,
                    DefaultValuedAttr<BoolAttr, "false">:$is_causal,
                    DefaultValuedAttr<I64Attr, "0">:$q_num_heads,
                    DefaultValuedAttr<I64Attr, "0">:$kv_num_heads,
@@ -36,8 +45,8 @@ def Mp_AttentionOp : Mp_CustomInferOp<"attention", [AttrSizedOperandSegments]> {
                  Mp_FloatTensor:$present_value, Mp_FloatTensor:$qk_matmul_output);
   let assemblyFormat = [{
     $q `,` $k `,` $v (`mask` $attn_mask^)? (`past` `(` $past_key^ `,` $past_value `)`)?
-    (`nonpad_kv_seqlen` $nonpad_kv_seqlen^)? attr-dict `:`
-    functional-type(operands, results)
+    (`nonpad_kv_seqlen` $nonpad_kv_seqlen^)? (`past_length` $past_length^)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -1,0 +1,191 @@
+"""KV caches in fixed-capacity buffers updated in place (mp-compile
+--max-seq-len, issue: fuse KV-cached attention).
+
+The bundled TTS decoder step joins its past K/V with Concat. Compiled with
+--fuse-attention --max-seq-len 16, each cache is one 16-position buffer, the
+new input ``past_sequence_length`` says how many positions are filled, and a
+step writes only its own position. A decode loop through the runtime
+(``mp.load``) must give what onnxruntime gives on the original model fed the
+growing Concat-ed caches, step by step, and in fp32 leave the same cache
+contents.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mp
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("MP_BUILD_DIR", REPO / "build"))
+if not BUILD.is_absolute():
+    BUILD = REPO / BUILD
+MP_COMPILE = BUILD / "bin" / "mp-compile"
+MODEL = REPO / "examples" / "tts_decoder" / "model.onnx"
+CAPACITY = 16
+BATCH, HEADS, HEAD_DIM, ENC_LEN = 2, 4, 32, 10
+CACHES = [f"{kind}_{layer}" for layer in range(2) for kind in ("key", "value")]
+
+
+def _pins(past: int = 0) -> list[str]:
+    pins = [f"mel_frame={BATCH}x1x80", f"encoder_out={BATCH}x{ENC_LEN}x128"]
+    pins += [f"past_{c}={BATCH}x{HEADS}x{past}x{HEAD_DIM}" for c in CACHES]
+    return [a for p in pins for a in ("--input-shape", p)]
+
+
+def _compile(out: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(MP_COMPILE), str(MODEL), "-o", str(out), *_pins(), *args],
+                          capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory):
+    if not MP_COMPILE.is_file() or not mp.library_path().is_file():
+        pytest.skip(f"mp-compile or libMPCAPI.so is not built ({BUILD})")
+    folder = tmp_path_factory.mktemp("kv")
+    built = {}
+    for precision in ("fp32", "mixed"):
+        lib = folder / f"libdec_{precision}.so"
+        proc = _compile(lib, "--fuse-attention", "--max-seq-len", str(CAPACITY),
+                        "--precision", precision)
+        assert proc.returncode == 0, proc.stderr
+        built[precision] = lib
+    return built
+
+
+def _reference_steps(steps: int, seed: int = 0):
+    """Inputs of each decode step and onnxruntime's outputs on the original
+    model, which takes the caches grown so far."""
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(str(MODEL), providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    rng = np.random.default_rng(seed)
+    enc = rng.standard_normal((BATCH, ENC_LEN, 128)).astype(np.float32)
+    past = {f"past_{c}": np.zeros((BATCH, HEADS, 0, HEAD_DIM), np.float32) for c in CACHES}
+    for _ in range(steps):
+        mel = rng.standard_normal((BATCH, 1, 80)).astype(np.float32)
+        ref = dict(zip(names, sess.run(None, {"mel_frame": mel, "encoder_out": enc, **past})))
+        yield mel, enc, ref
+        past = {f"past_{c}": ref[f"present_{c}"] for c in CACHES}
+
+
+def test_signature_describes_in_place_caches(libs):
+    desc = json.loads(libs["fp32"].with_suffix(".json").read_text())
+    assert desc["kv_cache"] == {"length_input": "past_sequence_length",
+                                "capacity": CAPACITY, "new_positions": 1}
+    inputs = {t["name"]: t for t in desc["inputs"]}
+    assert inputs["past_key_0"]["shape"] == [BATCH, HEADS, CAPACITY, HEAD_DIM]
+    assert inputs["past_sequence_length"]["shape"] == []
+    assert inputs["past_sequence_length"]["dtype"] == "int64"
+    outputs = {t["name"]: t for t in desc["outputs"]}
+    for c in CACHES:
+        assert outputs[f"present_{c}"]["in_place_of"] == f"past_{c}"
+    assert "in_place_of" not in outputs["mel_out"]
+
+
+def test_decode_loop_matches_onnxruntime_in_place(libs):
+    """The caches are passed as their own outputs: no copy, and after step t
+    positions 0..t hold what onnxruntime's Concat-ed present holds."""
+    with mp.load(libs["fp32"]) as lib:
+        caches = {c: np.zeros((BATCH, HEADS, CAPACITY, HEAD_DIM), np.float32) for c in CACHES}
+        for t, (mel, enc, ref) in enumerate(_reference_steps(8)):
+            inputs = {"mel_frame": mel, "encoder_out": enc,
+                      "past_sequence_length": np.array(t, np.int64),
+                      **{f"past_{c}": caches[c] for c in CACHES}}
+            outs = lib.run(inputs, out={f"present_{c}": caches[c] for c in CACHES})
+            for name in ("mel_out", "stop_logit"):
+                np.testing.assert_allclose(outs[name], ref[name], rtol=1e-4, atol=1e-5,
+                                           err_msg=f"{name} at step {t}")
+            for c in CACHES:
+                assert outs[f"present_{c}"] is caches[c]
+                np.testing.assert_allclose(caches[c][:, :, :t + 1], ref[f"present_{c}"],
+                                           rtol=1e-5, atol=1e-6, err_msg=f"{c} at step {t}")
+
+
+def test_separate_output_buffers_leave_the_inputs_alone(libs):
+    """With distinct output arrays the library copies the cache first: same
+    results, and the caller's input caches are not written."""
+    steps = list(_reference_steps(3, seed=1))
+    with mp.load(libs["fp32"]) as lib:
+        caches = {c: np.zeros((BATCH, HEADS, CAPACITY, HEAD_DIM), np.float32) for c in CACHES}
+        for t, (mel, enc, ref) in enumerate(steps):
+            given = {c: caches[c].copy() for c in CACHES}
+            outs = lib.run({"mel_frame": mel, "encoder_out": enc,
+                            "past_sequence_length": np.array(t, np.int64),
+                            **{f"past_{c}": given[c] for c in CACHES}})
+            for c in CACHES:
+                np.testing.assert_array_equal(given[c], caches[c])
+                caches[c] = outs[f"present_{c}"]
+            np.testing.assert_allclose(outs["mel_out"], ref["mel_out"], rtol=1e-4, atol=1e-5)
+
+
+def test_mixed_precision_keeps_f16_caches(libs):
+    """Mixed precision stores the caches in the attention's f16 (halving
+    their memory); a decode loop stays close to onnxruntime's fp32."""
+    with mp.load(libs["mixed"]) as lib:
+        dtypes = {name: dtype for name, dtype, _ in lib.inputs}
+        assert dtypes["past_key_0"] == np.float16
+        caches = {c: np.zeros((BATCH, HEADS, CAPACITY, HEAD_DIM), np.float16) for c in CACHES}
+        worst = 0.0
+        for t, (mel, enc, ref) in enumerate(_reference_steps(8)):
+            outs = lib.run({"mel_frame": mel, "encoder_out": enc,
+                            "past_sequence_length": np.array(t, np.int64),
+                            **{f"past_{c}": caches[c] for c in CACHES}},
+                           out={f"present_{c}": caches[c] for c in CACHES})
+            err = np.abs(outs["mel_out"] - ref["mel_out"]).max() / np.abs(ref["mel_out"]).max()
+            worst = max(worst, float(err))
+            np.testing.assert_allclose(caches["key_0"][:, :, :t + 1].astype(np.float32),
+                                       ref["present_key_0"], rtol=1e-2, atol=1e-2)
+        assert worst < 1e-2, worst
+
+
+def test_overfull_cache_is_refused(libs):
+    """A fill level that leaves no room for the step's position is an error
+    naming the input and the capacity, before anything runs."""
+    with mp.load(libs["fp32"]) as lib:
+        inputs = {name: np.zeros(shape, dtype) for name, dtype, shape in lib.inputs}
+        for bad in (CAPACITY, -1):
+            inputs["past_sequence_length"] = np.array(bad, np.int64)
+            with pytest.raises(mp.Error) as err:
+                lib.run(inputs)
+            assert "input 'past_sequence_length' is %d" % bad in str(err.value)
+            assert f"holds 0 to {CAPACITY} (mp-compile --max-seq-len)" in str(err.value)
+
+
+def test_unfused_attention_is_an_error(tmp_path):
+    """Without --fuse-attention the caches feed Concat, not mp.attention:
+    mp-compile says so instead of compiling a step that copies them."""
+    if not MP_COMPILE.is_file():
+        pytest.skip("mp-compile is not built")
+    proc = _compile(tmp_path / "lib.so", "--max-seq-len", "16")
+    assert proc.returncode != 0
+    assert "no mp.attention reads a KV cache" in proc.stderr
+    assert "mp-fuse-attention" in proc.stderr
+
+
+def _has_ptxas() -> bool:
+    roots = [os.environ.get(v) for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]
+    return bool(shutil.which("ptxas")) or any(r and (Path(r) / "bin" / "ptxas").is_file() for r in roots)
+
+
+def test_cuda_library_builds_with_in_place_caches(tmp_path):
+    """The CUDA target compiles the same step (ptxas on every kernel); its
+    JSON has the same in-place outputs. Running it needs a GPU."""
+    if not MP_COMPILE.is_file():
+        pytest.skip("mp-compile is not built")
+    if not _has_ptxas():
+        pytest.skip("no CUDA toolkit (ptxas) on this machine")
+    lib = tmp_path / "libdec.so"
+    proc = _compile(lib, "--fuse-attention", "--max-seq-len", "64", "--precision", "mixed",
+                    "--target", "cuda", "--gpu", "sm_80")
+    assert proc.returncode == 0, proc.stderr
+    desc = json.loads(lib.with_suffix(".json").read_text())
+    assert desc["kv_cache"]["capacity"] == 64
+    assert {t.get("in_place_of") for t in desc["outputs"]} >= {f"past_{c}" for c in CACHES}
