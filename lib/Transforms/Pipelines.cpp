@@ -57,6 +57,11 @@ struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
       *this, "tensor-cores",
       llvm::cl::desc("f16 contractions on Tensor Cores (mma.sync, sm_80+)"),
       llvm::cl::init(true)};
+  Option<bool> flashAttention{
+      *this, "flash-attention",
+      llvm::cl::desc("attention without mask tensors as split-KV flash "
+                     "attention kernels"),
+      llvm::cl::init(true)};
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit root holding bin/ptxas and nvvm/libdevice "
@@ -83,11 +88,14 @@ void mp::buildMixedPrecisionPipeline(OpPassManager &pm, StringRef policy,
 /// results written into caller-provided buffers and deallocations placed.
 static void buildBufferizedLinalgPipeline(OpPassManager &pm,
                                           bool resultsAsOutParams,
-                                          bool outlineAndVectorize) {
-  // The CPU streams attention over long caches; the GPU materializes the
-  // scores, whose matmuls and softmax map to its kernels.
+                                          bool outlineAndVectorize,
+                                          bool flashAttention = false) {
+  // The CPU streams attention over long caches; the GPU runs its flash
+  // kernels or materializes the scores, whose matmuls and softmax map to
+  // its generic kernels.
   mp::MpToLinalgOptions toLinalg;
   toLinalg.streamingAttention = outlineAndVectorize;
+  toLinalg.gpuAttentionKernels = flashAttention;
   pm.addPass(mp::createMpToLinalg(toLinalg));
   pm.addPass(createCanonicalizerPass());
   if (outlineAndVectorize) {
@@ -178,7 +186,8 @@ std::string mp::findCudaToolkit() {
 void mp::buildCudaPipeline(OpPassManager &pm,
                            const CudaPipelineOptions &options) {
   buildBufferizedLinalgPipeline(pm, /*resultsAsOutParams=*/true,
-                                /*outlineAndVectorize=*/false);
+                                /*outlineAndVectorize=*/false,
+                                options.flashAttention);
   // mma.sync m16n8k16 on f16 needs sm_80: every image must have it.
   bool allAmpere = llvm::all_of(options.chips, [](StringRef chip) {
     unsigned sm = 0;
@@ -268,6 +277,7 @@ void mp::registerMpPipelines() {
         options.assembly = o.format == "isa";
         options.blockSize = o.blockSize;
         options.tensorCores = o.tensorCores;
+        options.flashAttention = o.flashAttention;
         options.toolkit = o.toolkit;
         buildCudaPipeline(pm, options);
       });

@@ -84,6 +84,11 @@ static cl::opt<bool> noTensorCores(
     cl::desc("CUDA: f16 contractions on CUDA cores instead of Tensor Cores "
              "(which need sm_80 or newer on every --gpu)"));
 
+static cl::opt<bool> noFlashAttention(
+    "no-flash-attention",
+    cl::desc("CUDA: attention with materialized scores instead of the "
+             "split-KV flash attention kernels"));
+
 static int fail(const Twine &message) {
   llvm::errs() << "mp-compile: error: " << message << "\n";
   return 1;
@@ -204,6 +209,7 @@ int main(int argc, char **argv) {
     options.cuda.chips = {"sm_80", "sm_90"};
   options.cuda.blockSize = blockSize;
   options.cuda.tensorCores = !noTensorCores;
+  options.cuda.flashAttention = !noFlashAttention;
   if (emit == "mlir")
     options.emit = mp::LibraryOptions::Emit::Mlir;
   else if (emit == "llvm")

@@ -19,12 +19,22 @@ namespace mp {
 /// cache's fill level): host code may load it, kernels get its value.
 constexpr llvm::StringLiteral kHostResidentAttr = "mp.host_resident";
 
+/// How attention ops lower.
+enum class AttentionKernels {
+  /// Attention over 512 keys or more becomes an online-softmax loop over
+  /// key blocks (the CPU's form); shorter caches materialize the scores.
+  CpuStreaming,
+  /// The full score matrix, whose pieces map to generic GPU kernels.
+  Materialized,
+  /// Split-KV flash attention kernels (gpu.launch) where the masks allow,
+  /// else materialized (the CUDA target).
+  GpuFlash,
+};
+
 /// Patterns lowering mp ops with static shapes to linalg/tensor/arith/math.
-/// With `streamLongCaches`, attention over 512 keys or more becomes an
-/// online-softmax loop over key blocks (the CPU's form); without, it keeps
-/// the full score matrix (the CUDA target's form, until its flash kernel).
-void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
-                                bool streamLongCaches = true);
+void populateMpToLinalgPatterns(
+    mlir::RewritePatternSet &patterns,
+    AttentionKernels attention = AttentionKernels::CpuStreaming);
 
 } // namespace mp
 

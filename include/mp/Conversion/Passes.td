@@ -20,17 +20,27 @@ def MpToLinalg : Pass<"mp-lower-to-linalg", "mlir::ModuleOp"> {
     of 256 keys, the score matrix never whole) unless
     `streaming-attention=0`, which the CUDA pipeline sets: on the GPU the
     scores are materialized and the pieces become Tensor Core and
-    block-reduction kernels.
+    block-reduction kernels. With `gpu-attention-kernels=1` (the CUDA
+    pipeline's default) attention without mask tensors, sinks or requested
+    scores becomes two GPU kernels instead: split-KV flash attention, one
+    warp per (batch x KV head, key split, tile of query rows) keeping an
+    online softmax, then a combine of the splits.
   }];
   let options = [
     Option<"streamingAttention", "streaming-attention", "bool",
            /*default=*/"true",
            "Lower attention over long caches to an online-softmax loop">,
+    Option<"gpuAttentionKernels", "gpu-attention-kernels", "bool",
+           /*default=*/"false",
+           "Lower attention without mask tensors to split-KV flash "
+           "attention GPU kernels (gpu.launch; the CUDA target)">,
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
-    "::mlir::scf::SCFDialect",
+    "::mlir::scf::SCFDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect",
   ];
 }
 

@@ -48,6 +48,9 @@ struct CudaPipelineOptions {
   /// f16 contractions on Tensor Cores (mma.sync); ignored unless every
   /// chip is sm_80 or newer.
   bool tensorCores = true;
+  /// Attention as split-KV flash attention kernels where it has no mask
+  /// tensors; otherwise (or false) the scores are materialized.
+  bool flashAttention = true;
   /// CUDA toolkit root; empty: findCudaToolkit().
   std::string toolkit;
 };

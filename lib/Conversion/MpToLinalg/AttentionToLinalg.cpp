@@ -1,13 +1,17 @@
 //===- AttentionToLinalg.cpp - attention ops to linalg (reference) --------===//
 //
-// A reference lowering for the CPU: scores, masks and softmax in f32, one
-// contraction for Q.K^T and one for P.V, grouped-query heads read their
-// shared K/V head through the indexing maps (no copies). It materializes
-// the score matrix; the streaming kernels come with the attention issue.
+// Scores, masks and softmax in f32, one contraction for Q.K^T and one for
+// P.V, grouped-query heads read their shared K/V head through the indexing
+// maps (no copies). Long caches stream on the CPU (an online softmax over
+// key blocks); the CUDA target takes the flash kernels of
+// FlashAttentionGpu.cpp where they apply and materializes the scores
+// otherwise.
 //
 //===----------------------------------------------------------------------===//
 
+#include "FlashAttentionGpu.h"
 #include "LoweringUtils.h"
+#include "mp/Conversion/Passes.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -455,11 +459,25 @@ Value softmaxWithSink(OpBuilder &b, Location loc, Value scores, Value sink) {
 /// ONNX Attention's reference: scale, soft cap, masks, softmax.
 std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                                Value v, double scale, const MaskSpec &m,
-                               bool streamLongCaches, bool needScores = false,
+                               AttentionKernels kernels,
+                               bool needScores = false,
                                Value keyLimit = Value()) {
   AttentionShape a(q, k, v);
   int64_t B = a.B, Hq = a.Hq, S = a.S, T = a.T, Dv = a.Dv;
   Type f32 = b.getF32Type(), elt = typeOf(q).getElementType();
+  bool streamLongCaches = kernels == AttentionKernels::CpuStreaming;
+  // The GPU's flash kernels take the masks they know.
+  if (kernels == AttentionKernels::GpuFlash && !needScores && !m.additive &&
+      !m.keep && !m.keyPadding && !m.sink) {
+    FlashMasks flash;
+    flash.causal = m.causal;
+    flash.causalOffset = m.causalOffset;
+    flash.causalOffsetValue = m.causalOffsetValue;
+    flash.kvLength = m.kvLength;
+    flash.softcap = m.softcap;
+    if (Value out = flashAttentionGpu(b, loc, q, k, v, scale, flash, keyLimit))
+      return {out, Value()};
+  }
   // Long caches stream: the scores exist one block of keys at a time.
   if (streamLongCaches && !needScores && T >= 2 * kKeyBlock)
     return {attendStreaming(b, loc, q, k, v, scale, m, kKeyBlock, keyLimit),
@@ -537,9 +555,9 @@ Value padKeys(OpBuilder &b, Location loc, Value mask, int64_t keys,
 /// block-reduction kernels; a flash kernel is still to come).
 template <typename OpTy>
 struct AttentionPattern : public OpRewritePattern<OpTy> {
-  AttentionPattern(MLIRContext *ctx, bool streamLongCaches)
-      : OpRewritePattern<OpTy>(ctx), streamLongCaches(streamLongCaches) {}
-  bool streamLongCaches;
+  AttentionPattern(MLIRContext *ctx, AttentionKernels kernels)
+      : OpRewritePattern<OpTy>(ctx), kernels(kernels) {}
+  AttentionKernels kernels;
 };
 
 struct AttentionLowering : public AttentionPattern<AttentionOp> {
@@ -595,7 +613,7 @@ struct AttentionLowering : public AttentionPattern<AttentionOp> {
     m.qkOutputMode = op.getQkMatmulOutputMode();
     bool needScores = !op.getQkMatmulOutput().use_empty();
     auto [out, scores] = attend(rewriter, loc, q, pk, pv, scale, m,
-                                streamLongCaches, needScores, validKeys);
+                                kernels, needScores, validKeys);
     if (threeD)
       out = mergeHeads(rewriter, loc, out);
     // Without a consumer the scores may never have existed (streaming).
@@ -700,7 +718,7 @@ struct MultiHeadAttentionLowering
     m.causal = op.getUnidirectional();
     m.causalOffset =
         op.getPastKey() ? typeOf(op.getPastKey()).getDimSize(2) : 0;
-    Value out = attend(rewriter, loc, q, pk, pv, scale, m, streamLongCaches).first;
+    Value out = attend(rewriter, loc, q, pk, pv, scale, m, kernels).first;
     rewriter.replaceOp(op, {mergeHeads(rewriter, loc, out), pk, pv});
     return success();
   }
@@ -809,7 +827,7 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
     }
     m.causal = op.getUnidirectional();
     m.causalOffset = op.getPast() ? typeOf(op.getPast()).getDimSize(3) : 0;
-    Value out = attend(rewriter, loc, q, k, v, scale, m, streamLongCaches).first;
+    Value out = attend(rewriter, loc, q, k, v, scale, m, kernels).first;
     auto presentType = cast<RankedTensorType>(op.getPresent().getType());
     auto oneType = RankedTensorType::get(
         {1, B, n, typeOf(k).getDimSize(2), widths[1] / n},
@@ -1137,7 +1155,7 @@ struct GroupQueryAttentionLowering
           DenseElementsAttr::get(sinkType, rewriter.getF32FloatAttr(0.0f)));
     double scale = op.getScale() ? op.getScale()->convertToDouble()
                                  : 1.0 / std::sqrt((double)H);
-    Value out = attend(rewriter, loc, q, pk, pv, scale, m, streamLongCaches).first;
+    Value out = attend(rewriter, loc, q, pk, pv, scale, m, kernels).first;
     rewriter.replaceOp(op, {mergeHeads(rewriter, loc, out), pk, pv});
     return success();
   }
@@ -1146,10 +1164,10 @@ struct GroupQueryAttentionLowering
 } // namespace
 
 void populateAttentionToLinalgPatterns(RewritePatternSet &patterns,
-                                       bool streamLongCaches) {
+                                       AttentionKernels kernels) {
   patterns.add<AttentionLowering, MultiHeadAttentionLowering,
                MsAttentionLowering, GroupQueryAttentionLowering>(
-      patterns.getContext(), streamLongCaches);
+      patterns.getContext(), kernels);
   patterns.add<MsRotaryLowering, RotaryLowering>(patterns.getContext());
 }
 

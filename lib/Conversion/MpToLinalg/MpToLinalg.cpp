@@ -5,6 +5,9 @@
 #include "mp/Precision/OpInfo.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -22,7 +25,7 @@ void populateContractionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateShapeToTensorPatterns(mlir::RewritePatternSet &patterns);
 void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns,
-                                       bool streamLongCaches);
+                                       AttentionKernels kernels);
 void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);
@@ -30,12 +33,12 @@ void populateResizeToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateTrainingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
-                                bool streamLongCaches) {
+                                AttentionKernels attention) {
   populateElementwiseToLinalgPatterns(patterns);
   populateContractionToLinalgPatterns(patterns);
   populateReductionToLinalgPatterns(patterns);
   populateShapeToTensorPatterns(patterns);
-  populateAttentionToLinalgPatterns(patterns, streamLongCaches);
+  populateAttentionToLinalgPatterns(patterns, attention);
   populateNNToLinalgPatterns(patterns);
   populateIndexingToLinalgPatterns(patterns);
   populateRecurrentToLinalgPatterns(patterns);
@@ -53,7 +56,12 @@ struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
   using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateMpToLinalgPatterns(patterns, streamingAttention);
+    AttentionKernels attention = AttentionKernels::CpuStreaming;
+    if (gpuAttentionKernels)
+      attention = AttentionKernels::GpuFlash;
+    else if (!streamingAttention)
+      attention = AttentionKernels::Materialized;
+    populateMpToLinalgPatterns(patterns, attention);
     tensor::populateDecomposeTensorConcatPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -12,6 +12,7 @@
 // RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_75,sm_90 format=isa" | %python %inputs/ptx-of-binaries.py | FileCheck %s --check-prefix=NOTC
 // RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_80,sm_90" | FileCheck %s --check-prefix=BIN
 // RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_90 format=isa" | %python %inputs/ptx-of-binaries.py | FileCheck %s --check-prefix=ATT
+// RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_90 format=isa flash-attention=0" | %python %inputs/ptx-of-binaries.py | FileCheck %s --check-prefix=MAT
 
 // Host code: one arena from the runtime's device pool, one launch per
 // kernel: zero the accumulator, the contraction on one warp (4 rows fit one
@@ -102,18 +103,36 @@ func.func @softmax(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
   return %0 : tensor<4x32xf32>
 }
 
-// Decode attention over a cache of 1024 keys, f16: not streamed as on the
-// CPU (mp-lower-to-linalg streaming-attention=0) but Q.K^T on Tensor
-// Cores and the softmax's max and sum as block reductions. P.V keeps the
-// probabilities in f32, so it is one thread per output (a flash-decoding
-// kernel is still to come, issue 6).
-// ATT: .entry attention_decode_kernel
-// ATT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// ATT: shfl.sync.bfly.b32
+// Decode attention over a cache of 1024 keys, f16: split-KV flash
+// attention (mp-lower-to-linalg gpu-attention-kernels=1). The first kernel
+// is one warp per (KV head, split of 64+ keys): f16 K/V loads, the Q.K dot
+// summed over the warp by butterfly shuffles, an online softmax (running
+// max, exp2), f32 partials out; the second combines the splits and rounds
+// to f16. No score matrix, so no Tensor Core contraction either.
+// ATT: .entry attention_decode_kernel(
+// ATT: .maxntid 32, 1, 1
+// ATT: ld.global.b16
+// ATT-COUNT-5: shfl.sync.bfly.b32
 // ATT: max.NaN.f32
-// ATT: .entry attention_decode_kernel
-// ATT: shfl.sync.bfly.b32
+// ATT: ex2.approx.ftz.f32
+// ATT: st.global.b32
+// ATT: .entry attention_decode_kernel_{{[0-9]+}}(
+// ATT: max.NaN.f32
+// ATT: ex2.approx.ftz.f32
+// ATT: div.rn.f32
+// ATT: cvt.rn.f16.f32
+// ATT: st.global.b16
 // ATT-NOT: mma.sync
+// With flash-attention=0 the scores are materialized: Q.K^T on Tensor
+// Cores and the softmax's max and sum as block reductions. P.V keeps the
+// probabilities in f32, so it is one thread per output.
+// MAT: .entry attention_decode_kernel
+// MAT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// MAT: shfl.sync.bfly.b32
+// MAT: max.NaN.f32
+// MAT: .entry attention_decode_kernel
+// MAT: shfl.sync.bfly.b32
+// MAT-NOT: mma.sync
 func.func @attention_decode(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x1024x64xf16>, %v: tensor<1x8x1024x64xf16>) -> tensor<1x8x1x64xf16> {
   %o, %pk, %pv, %qk = mp.attention %q, %k, %v {scale = 0.125 : f32} : (tensor<1x8x1x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>) -> (tensor<1x8x1x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1x1024xf16>)
   return %o : tensor<1x8x1x64xf16>
