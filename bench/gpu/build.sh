@@ -84,6 +84,29 @@ done
 echo "converting test sets, running the CPU libraries for reference outputs"
 "$PY" bench/gpu/prepare.py "$ART" "$RUNTIME" "${MODELS[@]}" || failed=1
 
+# A decode loop with in-place KV caches and the flash attention kernels
+# (bench/gpu/kv_decode.py): the TTS decoder fused, 64-position caches.
+if [[ -z $FILTER || tts_decoder == *"$FILTER"* || kv_decode == *"$FILTER"* ]]; then
+  pins=(--input-shape mel_frame=2x1x80 --input-shape encoder_out=2x10x128)
+  for l in 0 1; do for kind in key value; do
+    pins+=(--input-shape "past_${kind}_$l=2x4x0x32")
+  done; done
+  for p in fp32 mixed; do
+    for t in cpu cuda; do
+      out="$ART/kv_decode/$p/$t"; mkdir -p "$out"
+      args=(--target "$t"); [ "$t" = cuda ] && args+=(--gpu sm_90)
+      if "$MP_COMPILE" examples/tts_decoder/model.onnx --fuse-attention --max-seq-len 64 \
+          "${pins[@]}" "${args[@]}" --precision "$p" -o "$out/libdec.so" >"$out/compile.log" 2>&1; then
+        cp "$RUNTIME" "$out/"
+        echo "  kv_decode $p $t: ok"
+      else
+        failed=1; echo "  kv_decode $p $t: FAILED, $out/compile.log"
+      fi
+    done
+  done
+  "$PY" bench/gpu/kv_decode.py prepare "$ART" || failed=1
+fi
+
 kib=$(du -sk "$ART" | cut -f1)
 echo "artifacts: $ART, $((kib / 1024)) MiB ($kib KiB; limit $MAX_MIB MiB)"
 if [ $((kib / 1024)) -ge "$MAX_MIB" ]; then

@@ -24,5 +24,9 @@ fi
 PYTHONUNBUFFERED=1 timeout -k 10 "${MP_BENCH_TIMEOUT:-330}" "$PY" bench/gpu/run.py --out "$OUT" "$@"
 rc=$?
 [ $rc = 124 ] && echo "run.py hit the ${MP_BENCH_TIMEOUT:-330} s limit; partial results kept"
-echo "results: $OUT/results.md and $OUT/results.json (run.py exit $rc)"
+if [ -d bench/gpu/artifacts/kv_decode ] && [[ " $* " != *" --device cpu "* ]]; then
+  PYTHONUNBUFFERED=1 timeout -k 5 "${MP_KV_TIMEOUT:-60}" "$PY" bench/gpu/kv_decode.py run \
+    bench/gpu/artifacts "$OUT" || rc=$((rc == 0 ? 1 : rc))
+fi
+echo "results: $OUT/results.md, $OUT/results.json and $OUT/kv_decode.md (exit $rc)"
 exit $rc

@@ -1,0 +1,134 @@
+"""A decode loop with in-place KV caches on the GPU, checked step by step.
+
+    python3 bench/gpu/kv_decode.py prepare ART     # build machine, after the libraries
+    python3 bench/gpu/kv_decode.py run ART OUT     # GPU machine
+    python3 bench/gpu/kv_decode.py run ART OUT cpu # dry run of `run` on the CPU library
+
+bench/gpu/build.sh compiles the bundled TTS decoder with --fuse-attention
+--max-seq-len 64 for the CPU and for CUDA (sm_90), fp32 and mixed, into
+ART/kv_decode/PRECISION/TARGET/libdec.so. `prepare` runs STEPS decode steps
+of each CPU library here (fixed random inputs, caches carried in place,
+past_sequence_length = step) and saves the inputs and every step's outputs.
+`run` repeats the loop with the CUDA library and compares each step's
+outputs and the final caches with the CPU ones (fp32: rtol 1e-3, atol 1e-4;
+mixed: 1e-2 and 1e-2), which exercises the flash attention kernels, the
+run-time fill level and the in-place cache writes; it also times one step
+(median, ms; every call copies the caches host <-> device). Results:
+OUT/kv_decode.md and OUT/kv_decode.json. Needs numpy and python/mp only.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python"))
+
+from mp.library import load  # noqa: E402
+
+STEPS = 8
+TOLERANCE = {"fp32": (1e-3, 1e-4), "mixed": (1e-2, 1e-2)}
+
+
+def decode(lib, feeds: dict, steps: int) -> list[dict]:
+    """Runs `steps` steps; returns each step's outputs (caches copied)."""
+    specs = {name: (dtype, shape) for name, dtype, shape in lib.inputs}
+    caches = {n: np.zeros(shape, dtype) for n, (dtype, shape) in specs.items()
+              if n.startswith("past_") and n != "past_sequence_length"}
+    results = []
+    for t in range(steps):
+        inputs = {"mel_frame": feeds["mel"][t], "encoder_out": feeds["encoder_out"],
+                  "past_sequence_length": np.array(t, np.int64), **caches}
+        outs = lib.run(inputs, out={n.replace("past_", "present_", 1): a
+                                    for n, a in caches.items()})
+        results.append({n: np.array(a) for n, a in outs.items()})
+    return results
+
+
+def prepare(art: Path) -> int:
+    rng = np.random.default_rng(0)
+    feeds = {"mel": rng.standard_normal((STEPS, 2, 1, 80)).astype(np.float32),
+             "encoder_out": rng.standard_normal((2, 10, 128)).astype(np.float32)}
+    for precision in TOLERANCE:
+        folder = art / "kv_decode" / precision
+        with load(folder / "cpu" / "libdec.so") as lib:
+            steps = decode(lib, feeds, STEPS)
+        arrays = {"mel": feeds["mel"], "encoder_out": feeds["encoder_out"]}
+        for t, outs in enumerate(steps):
+            for n, a in outs.items():
+                arrays[f"step{t}.{n}"] = a
+        np.savez(folder / "reference.npz", **arrays)
+        print(f"kv_decode: {precision}: {STEPS} CPU steps saved")
+    return 0
+
+
+def run(art: Path, out: Path, target: str = "cuda") -> int:
+    report = {"steps": STEPS, "results": []}
+    failed = False
+    for precision, (rtol, atol) in TOLERANCE.items():
+        folder = art / "kv_decode" / precision
+        row = {"precision": precision}
+        try:
+            ref = np.load(folder / "reference.npz")
+            feeds = {"mel": ref["mel"], "encoder_out": ref["encoder_out"]}
+            with load(folder / target / "libdec.so") as lib:
+                steps = decode(lib, feeds, STEPS)
+                # One more step at the last fill level, timed.
+                times = []
+                specs = {n: (d, s) for n, d, s in lib.inputs}
+                caches = {n: np.zeros(s, d) for n, (d, s) in specs.items()
+                          if n.startswith("past_") and n != "past_sequence_length"}
+                inputs = {"mel_frame": feeds["mel"][0], "encoder_out": feeds["encoder_out"],
+                          "past_sequence_length": np.array(STEPS, np.int64), **caches}
+                outs = {n.replace("past_", "present_", 1): a for n, a in caches.items()}
+                for _ in range(20):
+                    t0 = time.perf_counter()
+                    lib.run(inputs, out=outs)
+                    times.append((time.perf_counter() - t0) * 1e3)
+            worst = 0.0
+            for t, got in enumerate(steps):
+                for n, a in got.items():
+                    want = ref[f"step{t}.{n}"].astype(np.float64)
+                    a64 = a.astype(np.float64)
+                    if n.startswith("present_"):  # the filled positions
+                        want, a64 = want[:, :, :t + 1], a64[:, :, :t + 1]
+                    excess = np.abs(a64 - want) - (atol + rtol * np.abs(want))
+                    worst = max(worst, float(excess.max()))
+            row.update(passed=worst <= 0, worst_excess=worst,
+                       step_ms=statistics.median(times))
+        except Exception as e:  # noqa: BLE001 - reported per row
+            row.update(passed=False, error=f"{type(e).__name__}: {e}")
+        failed |= not row["passed"]
+        report["results"].append(row)
+        print(f"kv_decode: {row}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "kv_decode.json").write_text(json.dumps(report, indent=2) + "\n")
+    lines = ["# Decode loop with in-place KV caches (CUDA vs CPU library)", "",
+             f"{STEPS} steps of the TTS decoder (--fuse-attention --max-seq-len 64), "
+             "each step's outputs compared with the CPU library's.", "",
+             "| precision | result | worst excess over tolerance (0: none) | step ms |", "|---|---|---:|---:|"]
+    for row in report["results"]:
+        result = "PASS" if row["passed"] else ("ERROR " + row["error"] if "error" in row else "FAIL")
+        lines.append(f"| {row['precision']} | {result} | {row.get('worst_excess', float('nan')):.2e} "
+                     f"| {row.get('step_ms', float('nan')):.3f} |")
+    (out / "kv_decode.md").write_text("\n".join(lines) + "\n")
+    return 1 if failed else 0
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "prepare":
+        return prepare(Path(argv[1]))
+    if len(argv) in (3, 4) and argv[0] == "run" and argv[3:] in ([], ["cpu"]):
+        return run(Path(argv[1]), Path(argv[2]), *argv[3:])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
