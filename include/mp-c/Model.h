@@ -67,6 +67,24 @@ MP_CAPI_EXPORT int mpModelLoadTraining(const char *path, const char *precision,
                                        const char *lossScaling,
                                        MpModel **model, char **error);
 
+/** Every load option; zero-initialize and set what you need. */
+typedef struct {
+  const char *precision;    /**< "fp32" (NULL) or "mixed" */
+  const char *policy;       /**< precision policy JSON file, or NULL */
+  const char *trainingStep; /**< mp-build-training-step options, or NULL */
+  const char *lossScaling;  /**< mp-insert-loss-scaling options, or NULL */
+  int fuseAttention;        /**< nonzero: mp-fuse-attention first */
+  /** > 0 (with fuseAttention): KV caches of this many positions updated in
+   * place; the model gains the int64 scalar input past_sequence_length
+   * (docs/compile.md, "KV caches updated in place"). */
+  int64_t maxSeqLen;
+} MpModelOptions;
+
+/** mpModelLoad with every option. `options` may be NULL (the defaults). */
+MP_CAPI_EXPORT int mpModelLoadWithOptions(const char *path,
+                                          const MpModelOptions *options,
+                                          MpModel **model, char **error);
+
 MP_CAPI_EXPORT void mpModelDestroy(MpModel *model);
 
 /** Graph inputs and outputs as declared. Pointers stay valid while the

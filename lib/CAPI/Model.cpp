@@ -89,13 +89,28 @@ int mpModelLoadTraining(const char *path, const char *precision,
                         const char *policy, const char *trainingStep,
                         const char *lossScaling, MpModel **model,
                         char **error) {
+  MpModelOptions options = {};
+  options.precision = precision;
+  options.policy = policy;
+  options.trainingStep = trainingStep;
+  options.lossScaling = lossScaling;
+  return mpModelLoadWithOptions(path, &options, model, error);
+}
+
+int mpModelLoadWithOptions(const char *path, const MpModelOptions *given,
+                           MpModel **model, char **error) {
   if (!path || !model)
     return failWith(error, "mpModelLoad: path and model must not be NULL");
   *model = nullptr;
-  std::string prec = precision ? precision : "fp32";
+  MpModelOptions defaults = {};
+  const MpModelOptions &o = given ? *given : defaults;
+  std::string prec = o.precision ? o.precision : "fp32";
   if (prec != "fp32" && prec != "mixed")
     return failWith(error, "precision must be 'fp32' or 'mixed', got '" +
                                prec + "'");
+  if (o.maxSeqLen < 0)
+    return failWith(error, "max_seq_len must be positive, got " +
+                               std::to_string(o.maxSeqLen));
   DialectRegistry registry;
   mp::registerModelDialects(registry);
   auto handle = std::make_unique<MpModel>(registry);
@@ -103,9 +118,11 @@ int mpModelLoadTraining(const char *path, const char *precision,
   mp::CapturedDiagnostics diagnostics(&handle->ctx);
   mp::ModelOptions options;
   options.mixed = prec == "mixed";
-  options.policyFile = policy ? policy : "";
-  options.trainingStep = trainingStep ? trainingStep : "";
-  options.lossScaling = lossScaling ? lossScaling : "";
+  options.policyFile = o.policy ? o.policy : "";
+  options.trainingStep = o.trainingStep ? o.trainingStep : "";
+  options.lossScaling = o.lossScaling ? o.lossScaling : "";
+  options.fuseAttention = o.fuseAttention != 0;
+  options.maxSeqLen = o.maxSeqLen;
   handle->model = mp::Model::load(&handle->ctx, path, options);
   if (!handle->model)
     return failWith(error, messageOf(diagnostics));

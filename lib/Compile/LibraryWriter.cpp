@@ -2,6 +2,9 @@
 
 #include "mp/Compile/Library.h"
 
+#include "mp/Conversion/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -148,6 +151,13 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
              << llvm::join(cudaOptions.chips, ", ")
              << (cudaOptions.assembly ? " (PTX)" : " (ptxas)") << "\n";
     buildCudaPipeline(pm, cudaOptions);
+    // The fill level of in-place KV caches stays in host memory: the host
+    // places the cache writes and sizes the attention grid with it.
+    if (entry.kvCache.lengthInput >= 0)
+      if (auto func = module.lookupSymbol<func::FuncOp>(
+              StringRef(entry.symbol).drop_front(strlen("_mlir_ciface_"))))
+        func.setArgAttr(entry.kvCache.lengthInput, kHostResidentAttr,
+                        UnitAttr::get(ctx));
   } else {
     progress << "mp-compile: lowering for the CPU\n";
     buildCpuPipeline(pm, /*resultsAsOutParams=*/true,

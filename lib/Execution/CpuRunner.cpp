@@ -2,13 +2,13 @@
 
 #include "mp/Execution/CpuRunner.h"
 #include "mp/BufferPool.h"
-#include "mp/Conversion/Passes.h"
 #include "mp/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -142,16 +142,27 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
     if (!given)
       return emitError(loc) << "missing input '" << argName << "' (" << type
                             << ")";
-    if (failed(checkInputTensor(loc, argName, type, *given)))
+    // A cache the in-place pass will store in the attention's type may be
+    // given in it already; the compiled signature is checked later.
+    Type expected = type;
+    if (options.maxSeqLen > 0 && isa<FloatType>(getElementTypeOrSelf(type)) &&
+        isa<FloatType>(given->elementType))
+      expected = cast<RankedTensorType>(type).clone(given->elementType);
+    if (failed(checkInputTensor(loc, argName, expected, *given)))
       return failure();
     entry.declaredInputs.push_back(
         declaredShape(type, func.getArgAttrDict(i)));
     pins.push_back(shapePin(*given));
   }
+  // The fill level of in-place caches is an argument only after
+  // mp-kv-cache-in-place.
+  KvCacheInPlaceOptions inPlace;
+  inPlace.maxSeqLen = options.maxSeqLen;
   for (const HostTensor &t : inputs)
     if (llvm::none_of(pins, [&](const std::string &pin) {
           return StringRef(pin).rsplit('=').first == t.name;
-        }))
+        }) &&
+        !(options.maxSeqLen > 0 && t.name == inPlace.lengthInput))
       return emitError(loc) << "the model has no input named '" << t.name
                             << "'";
 
@@ -162,11 +173,8 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
   SpecializeShapesOptions specialize;
   specialize.shapes.assign(pins.begin(), pins.end());
   pm.addPass(createSpecializeShapes(specialize));
-  if (options.maxSeqLen > 0) {
-    KvCacheInPlaceOptions inPlace;
-    inPlace.maxSeqLen = options.maxSeqLen;
+  if (options.maxSeqLen > 0)
     pm.addPass(createKvCacheInPlace(inPlace));
-  }
   if (failed(pm.run(module)))
     return failure();
   // The arguments as specialized (the in-place pass re-types the caches
@@ -223,9 +231,6 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
     if (attrs && attrs.get("mp.in_place_of"))
       func.setResultAttr(i, "mp.in_place_of", attrs.get("mp.in_place_of"));
   separateInPlaceOutputs(func, entry);
-  if (entry.kvCache.lengthInput >= 0)
-    func.setArgAttr(entry.kvCache.lengthInput, kHostResidentAttr,
-                    UnitAttr::get(ctx));
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     func.setResultAttrs(i, ArrayRef<NamedAttribute>{});
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
@@ -241,6 +246,20 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
   auto runner = std::unique_ptr<CpuRunner>(new CpuRunner());
   if (failed(prepareEntry(*module, inputs, runner->signature, entryOptions)))
     return nullptr;
+  // Caches re-typed to their capacity (and storage type) must be given so.
+  for (const HostTensor &spec : runner->signature.inputs) {
+    auto given = llvm::find_if(
+        inputs, [&](const HostTensor &t) { return t.name == spec.name; });
+    if (given != inputs.end() &&
+        (given->shape != spec.shape || given->elementType != spec.elementType))
+      return emitError(loc)
+                 << "input '" << spec.name << "' is " << given->describe()
+                 << ", the compiled step takes " << spec.describe()
+                 << (entryOptions.maxSeqLen > 0
+                         ? " (KV caches hold max_seq_len positions)"
+                         : ""),
+             nullptr;
+  }
   runner->entry = runner->signature.symbol;
 
   PassManager lower(ctx, ModuleOp::getOperationName());
@@ -327,6 +346,13 @@ bool CpuRunner::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
     });
     if (it == inputs.end()) {
       error = "missing input '" + name + "'";
+      return false;
+    }
+    const HostTensor &spec = signature.inputs[i];
+    if ((int64_t)it->data.size() !=
+        spec.numElements() * HostTensor::elementBytes(spec.elementType)) {
+      error = "input '" + name + "' is " + it->describe() +
+              ", the compiled model takes " + spec.describe();
       return false;
     }
     if (updatedBy[i] >= 0) {

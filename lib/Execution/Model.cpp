@@ -23,6 +23,8 @@ namespace mp {
 constexpr size_t kMaxVariants = 8;
 /// Integer and bool inputs with at most this many elements are compiled in.
 constexpr int64_t kMaxCompiledInElements = 64;
+/// The input mp-kv-cache-in-place adds (its default length-input).
+constexpr llvm::StringLiteral kFillLevelInput = "past_sequence_length";
 
 void registerModelDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
@@ -104,9 +106,17 @@ std::unique_ptr<Model> Model::load(MLIRContext *ctx, StringRef path,
     // The variants import again and rebuild the step.
     return model;
   }
+  if (options.maxSeqLen > 0 && !options.fuseAttention)
+    return emitError(loc) << "max_seq_len keeps the KV caches of fused "
+                             "attention in place: enable attention fusion "
+                             "too",
+           nullptr;
   if (probe) {
     model->findShapeInputs(*probe);
     model->knowsShapeInputs = true;
+    if (options.maxSeqLen > 0 &&
+        failed(model->describeInPlaceCaches(*probe)))
+      return nullptr;
     model->firstImport = std::move(probe);
   }
   return model;
@@ -220,7 +230,53 @@ bool Model::checkInputs(ArrayRef<HostTensor> inputs) const {
   return true;
 }
 
+LogicalResult Model::describeInPlaceCaches(ModuleOp probe) {
+  // What the variants will do to the graph, on a copy: fuse attention and
+  // assign precision; the caches are then stored as the attention reads
+  // them (through at most one cast, as mp-kv-cache-in-place takes them).
+  OwningOpRef<ModuleOp> copy = probe.clone();
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  pm.addPass(createFuseAttention());
+  if (options.mixed)
+    buildMixedPrecisionPipeline(pm, options.policyFile, "", false, 1);
+  if (failed(pm.run(*copy)))
+    return failure();
+  auto func = *copy->getOps<func::FuncOp>().begin();
+  auto throughCast = [](Value v) -> Value {
+    if (auto cast = v.getDefiningOp<CastOp>())
+      return cast.getInput();
+    return v;
+  };
+  auto ret = cast<func::ReturnOp>(func.front().getTerminator());
+  func.walk([&](AttentionOp op) {
+    if (!op.getPastKey())
+      return;
+    for (auto [past, present] :
+         {std::make_pair(op.getPastKey(), op.getPresentKey()),
+          std::make_pair(op.getPastValue(), op.getPresentValue())}) {
+      Type stored = getElementTypeOrSelf(past);
+      if (auto arg = dyn_cast<BlockArgument>(throughCast(past)))
+        inputSpecs[arg.getArgNumber()].elementType = stored;
+      for (OpOperand &use : present.getUses()) {
+        Operation *user = use.getOwner();
+        if (auto cast = dyn_cast<CastOp>(user); cast && cast->hasOneUse())
+          user = *cast->getUsers().begin();
+        if (user == ret.getOperation())
+          for (OpOperand &out : ret->getOpOperands())
+            if (throughCast(out.get()) == present)
+              outputSpecs[out.getOperandNumber()].elementType = stored;
+      }
+    }
+  });
+  inputSpecs.push_back(TensorSpec{kFillLevelInput.str(),
+                                  IntegerType::get(ctx, 64), {}});
+  return success();
+}
+
 bool Model::isCompiledIn(const HostTensor &t) const {
+  // The fill level of in-place caches changes every step.
+  if (options.maxSeqLen > 0 && t.name == kFillLevelInput)
+    return false;
   if (t.numElements() > kMaxCompiledInElements)
     return false;
   if (knowsShapeInputs)
@@ -320,7 +376,8 @@ CpuRunner *Model::variantFor(ArrayRef<HostTensor> inputs) {
   if (!module)
     return nullptr;
   std::unique_ptr<CpuRunner> runner =
-      CpuRunner::compile(std::move(module), runtimeInputs);
+      CpuRunner::compile(std::move(module), runtimeInputs,
+                         EntryOptions{options.maxSeqLen});
   if (!runner)
     return nullptr;
   if (variants.size() >= kMaxVariants) {

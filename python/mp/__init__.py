@@ -54,6 +54,13 @@ class _Tensor(ctypes.Structure):
     ]
 
 
+class _Options(ctypes.Structure):
+    """MpModelOptions (include/mp-c/Model.h)."""
+    _fields_ = [("precision", ctypes.c_char_p), ("policy", ctypes.c_char_p),
+                ("trainingStep", ctypes.c_char_p), ("lossScaling", ctypes.c_char_p),
+                ("fuseAttention", ctypes.c_int), ("maxSeqLen", ctypes.c_int64)]
+
+
 def library_path() -> Path:
     """Where libMPCAPI.so is looked for (see the module docstring)."""
     if os.environ.get("MP_LIBRARY"):
@@ -83,6 +90,8 @@ def _library() -> ctypes.CDLL:
                          ctypes.POINTER(P), c_char_pp], ctypes.c_int),
         "mpModelLoadTraining": ([ctypes.c_char_p] * 5 + [ctypes.POINTER(P), c_char_pp],
                                 ctypes.c_int),
+        "mpModelLoadWithOptions": ([ctypes.c_char_p, ctypes.POINTER(_Options),
+                                    ctypes.POINTER(P), c_char_pp], ctypes.c_int),
         "mpModelDestroy": ([P], None),
         "mpModelNumInputs": ([P], ctypes.c_size_t),
         "mpModelInput": ([P, ctypes.c_size_t], _Tensor),
@@ -137,7 +146,8 @@ class Model:
 
     def __init__(self, path: str | os.PathLike, precision: str = "fp32",
                  policy: str | os.PathLike | None = None, *,
-                 training: str | None = None, loss_scaling: str | None = None):
+                 training: str | None = None, loss_scaling: str | None = None,
+                 fuse_attention: bool = False, max_seq_len: int | None = None):
         lib = _library()
         self._lib = lib
         self._handle = ctypes.c_void_p()
@@ -146,11 +156,13 @@ class Model:
         error = ctypes.c_void_p()
         def opt(s):
             return s.encode() if s is not None else None
-        rc = lib.mpModelLoadTraining(
-            os.fsencode(path), precision.encode(),
-            os.fsencode(policy) if policy is not None else None,
-            opt(training), opt(loss_scaling),
-            ctypes.byref(self._handle), ctypes.byref(error))
+        options = _Options(precision=precision.encode(),
+                           policy=os.fsencode(policy) if policy is not None else None,
+                           trainingStep=opt(training), lossScaling=opt(loss_scaling),
+                           fuseAttention=int(bool(fuse_attention)),
+                           maxSeqLen=int(max_seq_len or 0))
+        rc = lib.mpModelLoadWithOptions(os.fsencode(path), ctypes.byref(options),
+                                        ctypes.byref(self._handle), ctypes.byref(error))
         _check(rc, error)
         self.inputs = [TensorInfo._from(lib.mpModelInput(self._handle, i))
                        for i in range(lib.mpModelNumInputs(self._handle))]
@@ -222,16 +234,26 @@ class Model:
 def compile(path: str | os.PathLike, precision: str = "fp32",
             policy: str | os.PathLike | None = None, *,
             training: str | None = None,
-            loss_scaling: str | None = None) -> Model:
+            loss_scaling: str | None = None,
+            fuse_attention: bool = False,
+            max_seq_len: int | None = None) -> Model:
     """Loads an ONNX model for CPU execution in ``precision`` ("fp32" or
     "mixed", with an optional precision ``policy`` JSON file).
 
     With ``training`` (mp-build-training-step options, e.g. ``"loss=loss
     optimizer=adamw lr=1e-3"``) the model runs as one training step, with
     ``loss_scaling`` (mp-insert-loss-scaling options, e.g.
-    ``"mode=dynamic"``) if given; see :mod:`mp.training` for a trainer."""
+    ``"mode=dynamic"``) if given; see :mod:`mp.training` for a trainer.
+
+    ``fuse_attention`` runs mp-fuse-attention first. With it,
+    ``max_seq_len`` keeps the KV caches in buffers of that many positions
+    updated in place: the cache inputs take the full capacity, the model
+    gains the int64 scalar input ``past_sequence_length`` (the filled
+    positions), and each present output is its past input after the step
+    (docs/compile.md, "KV caches updated in place")."""
     return Model(path, precision, policy, training=training,
-                 loss_scaling=loss_scaling)
+                 loss_scaling=loss_scaling, fuse_attention=fuse_attention,
+                 max_seq_len=max_seq_len)
 
 
 from .library import Library, load  # noqa: E402  (needs Error above)

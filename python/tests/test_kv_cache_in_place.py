@@ -189,3 +189,46 @@ def test_cuda_library_builds_with_in_place_caches(tmp_path):
     desc = json.loads(lib.with_suffix(".json").read_text())
     assert desc["kv_cache"]["capacity"] == 64
     assert {t.get("in_place_of") for t in desc["outputs"]} >= {f"past_{c}" for c in CACHES}
+
+
+@pytest.mark.parametrize("precision", ["fp32", "mixed"])
+def test_jit_decode_loop_compiles_once(precision):
+    """mp.compile(fuse_attention=True, max_seq_len=16): the same in-place
+    decode loop in the JIT, one compiled variant for every step, outputs as
+    onnxruntime's (fp32 to 1e-4; mixed within 1e-2 of the output's range)."""
+    if not mp.library_path().is_file():
+        pytest.skip("libMPCAPI.so is not built")
+    m = mp.compile(MODEL, precision, fuse_attention=True, max_seq_len=CAPACITY)
+    specs = {t.name: t for t in m.inputs}
+    assert specs["past_sequence_length"].dtype == np.int64 and specs["past_sequence_length"].shape == ()
+    cache_dtype = np.float16 if precision == "mixed" else np.float32
+    assert specs["past_key_0"].dtype == cache_dtype
+    caches = {c: np.zeros((BATCH, HEADS, CAPACITY, HEAD_DIM), cache_dtype) for c in CACHES}
+    for t, (mel, enc, ref) in enumerate(_reference_steps(6)):
+        outs = m.run({"mel_frame": mel, "encoder_out": enc,
+                      "past_sequence_length": np.array(t, np.int64),
+                      **{f"past_{c}": caches[c] for c in CACHES}})
+        scale = np.abs(ref["mel_out"]).max()
+        if precision == "fp32":
+            np.testing.assert_allclose(outs["mel_out"], ref["mel_out"], rtol=1e-4, atol=1e-5)
+        else:
+            assert np.abs(outs["mel_out"] - ref["mel_out"]).max() < 1e-2 * scale
+        caches = {c: outs[f"present_{c}"] for c in CACHES}
+    assert m.num_variants == 1
+
+
+def test_jit_errors():
+    """max_seq_len without fusion, and caches not of the capacity, are
+    errors that say what to do."""
+    if not mp.library_path().is_file():
+        pytest.skip("libMPCAPI.so is not built")
+    with pytest.raises(mp.Error, match="enable attention fusion too"):
+        mp.compile(MODEL, max_seq_len=CAPACITY)
+    m = mp.compile(MODEL, fuse_attention=True, max_seq_len=CAPACITY)
+    feeds = {"mel_frame": np.zeros((BATCH, 1, 80), np.float32),
+             "encoder_out": np.zeros((BATCH, ENC_LEN, 128), np.float32),
+             "past_sequence_length": np.array(0, np.int64),
+             **{f"past_{c}": np.zeros((BATCH, HEADS, 3, HEAD_DIM), np.float32) for c in CACHES}}
+    with pytest.raises(mp.Error, match=r"input .past_key_0. is f32\[2, 4, 3, 32\], the compiled "
+                                       r"step takes f32\[2, 4, 16, 32\] \(KV caches hold max_seq_len"):
+        m.run(feeds)

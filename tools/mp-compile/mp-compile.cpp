@@ -114,7 +114,8 @@ static bool collectInputs(MLIRContext *ctx, mp::Model &model,
       return false;
   }
   for (const std::string &arg : inputShapes) {
-    auto [name, dims] = StringRef(arg).split('=');
+    auto [nameRef, dimsRef] = StringRef(arg).split('=');
+    StringRef name = nameRef, dims = dimsRef;
     std::optional<SmallVector<int64_t>> shape = mp::parseShape(dims);
     if (name.empty() || !StringRef(arg).contains('=') || !shape)
       return fail("--input-shape must be NAME=DIMS like x=1x16, got '" + arg +

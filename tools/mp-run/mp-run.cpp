@@ -3,6 +3,7 @@
 //   mp-run model.onnx [--input NAME=file.npy|.pb ...] [--compare DIR]
 //          [--input-shape NAME=1x16 ...] [--generate-inputs]
 //          [--precision fp32|mixed] [--policy FILE] [--fuse-attention]
+//          [--max-seq-len N]
 //          [--output-dir DIR]
 //          [--rtol R] [--atol A] [--repeat N]
 //   mp-run --test-dir DIR [--precision ...] [--rtol R] [--atol A]
@@ -85,6 +86,10 @@ static cl::opt<bool> fuseAttention(
     "fuse-attention",
     cl::desc("replace decomposed attention with mp.attention first "
              "(mp-fuse-attention)"));
+static cl::opt<int64_t> maxSeqLen(
+    "max-seq-len", cl::init(0),
+    cl::desc("with --fuse-attention: KV caches of this many positions "
+             "updated in place; adds the input past_sequence_length"));
 static cl::opt<unsigned>
     repeat("repeat", cl::init(0),
            cl::desc("run N more times and print the compile and run times"));
@@ -183,10 +188,10 @@ static int finish(MLIRContext *ctx, std::vector<mp::HostTensor> &outputs,
 /// Runs a library written by mp-compile through the mp runtime.
 static int runLibrary(MLIRContext *ctx, std::vector<mp::HostTensor> &inputs) {
   if (!inputShapes.empty() || precision != "fp32" || !policyFile.empty() ||
-      fuseAttention)
+      fuseAttention || maxSeqLen)
     return fail("a compiled library has its shapes and precision built in: "
-                "--input-shape, --precision, --policy and --fuse-attention "
-                "do not apply");
+                "--input-shape, --precision, --policy, --fuse-attention and "
+                "--max-seq-len do not apply");
   int status = 0;
   std::string error;
   std::unique_ptr<mp::CompiledLibrary> lib =
@@ -281,6 +286,7 @@ int main(int argc, char **argv) {
   options.mixed = mixed;
   options.policyFile = policyFile;
   options.fuseAttention = fuseAttention;
+  options.maxSeqLen = maxSeqLen;
   std::unique_ptr<mp::Model> model = mp::Model::load(&ctx, modelPath, options);
   if (!model || !model->nameInputs(inputs))
     return 1;

@@ -41,6 +41,10 @@ struct ModelOptions {
   /// Options of mp-insert-loss-scaling ("mode=dynamic ..."); only with
   /// `trainingStep`.
   std::string lossScaling;
+  /// > 0: KV caches of fused attention in buffers of this many positions,
+  /// updated in place, with the extra input `past_sequence_length`
+  /// (mp-kv-cache-in-place); needs `fuseAttention`.
+  int64_t maxSeqLen = 0;
 };
 
 /// A graph input or output as the model declares it: dynamic dims are
@@ -119,6 +123,10 @@ private:
   void findShapeInputs(mlir::ModuleOp module);
   /// Builds the training step on an imported module, as the options say.
   mlir::LogicalResult buildTrainingStep(mlir::ModuleOp module) const;
+  /// With `maxSeqLen`: the cache inputs and outputs in the type the fused
+  /// attention stores them in, and the fill-level input, as the compiled
+  /// variants take them.
+  mlir::LogicalResult describeInPlaceCaches(mlir::ModuleOp probe);
   /// Where errors about the model as a whole point: `path:0:0`.
   mlir::Location fileLoc() const;
   CpuRunner *variantFor(llvm::ArrayRef<HostTensor> inputs);
