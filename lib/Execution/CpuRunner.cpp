@@ -88,18 +88,15 @@ bool EntrySignature::checkKvCache(ArrayRef<HostTensor> given,
   return false;
 }
 
-/// Records the in-place caches mp-kv-cache-in-place marked and takes their
-/// outputs out of the function: the caller's buffer for the output is
-/// passed as the (writable) input, which the step updates in place.
+/// Records the in-place caches mp-kv-cache-in-place (or a TensorScatter)
+/// marked: the caller's buffer for the output is passed as the (writable)
+/// input, which the step updates in place.
 static void separateInPlaceOutputs(func::FuncOp func, EntrySignature &entry) {
   MLIRContext *ctx = func.getContext();
   entry.inPlaceOf.assign(func.getNumResults(), -1);
-  llvm::BitVector erase(func.getNumResults());
   for (unsigned i = 0; i < func.getNumResults(); ++i)
-    if (auto of = func.getResultAttrOfType<IntegerAttr>(i, "mp.in_place_of")) {
+    if (auto of = func.getResultAttrOfType<IntegerAttr>(i, "mp.in_place_of"))
       entry.inPlaceOf[i] = of.getInt();
-      erase.set(i);
-    }
   if (auto cache = func->getAttrOfType<DictionaryAttr>("mp.kv_cache")) {
     auto length = cache.getAs<StringAttr>("length_input");
     for (auto [i, t] : llvm::enumerate(entry.inputs))
@@ -110,11 +107,8 @@ static void separateInPlaceOutputs(func::FuncOp func, EntrySignature &entry) {
         cache.getAs<IntegerAttr>("new_positions").getInt();
     func->removeAttr("mp.kv_cache");
   }
-  if (erase.none())
-    return;
-  auto ret = cast<func::ReturnOp>(func.front().getTerminator());
-  ret->eraseOperands(erase);
-  (void)func.eraseResults(erase);
+  // The results stay until bufferization has placed them in their input's
+  // buffer (mp-drop-in-place-results); the inputs may be written.
   for (int of : entry.inPlaceOf)
     if (of >= 0)
       func.setArgAttr(of, "bufferization.writable", BoolAttr::get(ctx, true));
@@ -214,6 +208,8 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
       return failure();
     entry.outputs.push_back(std::move(*spec));
   }
+  // ONNX-24 caches written by TensorScatter update their input in place.
+  markInPlaceTensorScatters(func);
   // ONNX names and dims are not LLVM argument attributes.
   // The caller's input buffers are read in place: bufferization must copy
   // before it writes into one (it drops the attribute when done).
@@ -231,8 +227,13 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
     if (attrs && attrs.get("mp.in_place_of"))
       func.setResultAttr(i, "mp.in_place_of", attrs.get("mp.in_place_of"));
   separateInPlaceOutputs(func, entry);
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
+  // Only the in-place marks stay (for mp-drop-in-place-results).
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    Attribute of = func.getResultAttr(i, "mp.in_place_of");
     func.setResultAttrs(i, ArrayRef<NamedAttribute>{});
+    if (of)
+      func.setResultAttr(i, "mp.in_place_of", of);
+  }
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
   entry.symbol = ("_mlir_ciface_" + func.getName()).str();
   return success();

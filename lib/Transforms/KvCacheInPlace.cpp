@@ -244,3 +244,27 @@ struct KvCacheInPlacePass
 };
 
 } // namespace
+
+void mp::markInPlaceTensorScatters(func::FuncOp func) {
+  Builder b(func.getContext());
+  auto ret = cast<func::ReturnOp>(func.front().getTerminator());
+  func.walk([&](TensorScatterOp op) {
+    auto arg = dyn_cast<BlockArgument>(op.getPastCache());
+    if (!arg || arg.getOwner() != &func.front() || !arg.hasOneUse() ||
+        !op.writesSlices() || func.getArgAttr(arg.getArgNumber(),
+                                              "mp.updated_in_place"))
+      return;
+    // Returned once, as it is; other readers (the attention) are fine.
+    SmallVector<unsigned> returned;
+    for (OpOperand &use : op.getResult().getUses())
+      if (use.getOwner() == ret.getOperation())
+        returned.push_back(use.getOperandNumber());
+    if (returned.size() != 1 ||
+        func.getResultAttr(returned.front(), "mp.in_place_of"))
+      return;
+    func.setArgAttr(arg.getArgNumber(), "mp.updated_in_place",
+                    b.getI64IntegerAttr(returned.front()));
+    func.setResultAttr(returned.front(), "mp.in_place_of",
+                       b.getI64IntegerAttr(arg.getArgNumber()));
+  });
+}

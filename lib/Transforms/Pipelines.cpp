@@ -126,6 +126,9 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
   // Kernels (private) always write into buffers their caller passes; the
   // public entry point too when asked (the JIT's convention). Static
   // allocations move to the caller, so nothing is copied.
+  // Results that are their input's state after the call (in-place KV
+  // caches) leave the signature before the others become out-params.
+  pm.addPass(mp::createDropInPlaceResults());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.modifyPublicFunctions = resultsAsOutParams;
   outParams.hoistStaticAllocs = true;

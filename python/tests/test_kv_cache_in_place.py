@@ -232,3 +232,67 @@ def test_jit_errors():
     with pytest.raises(mp.Error, match=r"input .past_key_0. is f32\[2, 4, 3, 32\], the compiled "
                                        r"step takes f32\[2, 4, 16, 32\] \(KV caches hold max_seq_len"):
         m.run(feeds)
+
+
+ONNX24_STEP = """
+<
+  ir_version: 10,
+  opset_import: ["" : 24]
+>
+step (float[2, 4, 1, 8] q, float[2, 2, 1, 8] k, float[2, 2, 1, 8] v, float[2, 2, 16, 8] key_cache,
+      float[2, 2, 16, 8] value_cache, int64[2] write_indices, int64[2] kv_len)
+  => (float[2, 4, 1, 8] y, float[2, 2, 16, 8] key_cache_out, float[2, 2, 16, 8] value_cache_out)
+{
+  key_cache_out = TensorScatter(key_cache, k, write_indices)
+  value_cache_out = TensorScatter(value_cache, v, write_indices)
+  y = Attention(q, key_cache_out, value_cache_out, , , , kv_len)
+}
+"""
+
+
+def test_onnx24_tensor_scatter_caches_update_in_place(tmp_path):
+    """ONNX-24's own in-place form (TensorScatter into a fixed cache, then
+    Attention with nonpad_kv_seqlen) needs no option: the library writes
+    only each batch's new row into the cache buffer the caller passes as
+    input and output, and a 5-step loop (the two sequences at different
+    fill levels) matches onnxruntime's; the JIT compiles it once."""
+    if not MP_COMPILE.is_file() or not mp.library_path().is_file():
+        pytest.skip("mp-compile or libMPCAPI.so is not built")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import parser
+    model = tmp_path / "step.onnx"
+    model.write_bytes(parser.parse_model(ONNX24_STEP).SerializeToString())
+    lib_path = tmp_path / "libstep.so"
+    proc = subprocess.run([str(MP_COMPILE), str(model), "-o", str(lib_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    desc = json.loads(lib_path.with_suffix(".json").read_text())
+    assert {t["name"]: t.get("in_place_of") for t in desc["outputs"]} == {
+        "y": None, "key_cache_out": "key_cache", "value_cache_out": "value_cache"}
+    so = ort.SessionOptions()
+    so.log_severity_level = 3  # its "in-place optimization not activated" warning
+    sess = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
+    jit = mp.compile(model)
+    rng = np.random.default_rng(2)
+    zeros = lambda: np.zeros((2, 2, 16, 8), np.float32)  # noqa: E731
+    ours, theirs, jit_caches = [zeros(), zeros()], [zeros(), zeros()], [zeros(), zeros()]
+    with mp.load(lib_path) as lib:
+        for t in range(5):
+            step = {"q": rng.standard_normal((2, 4, 1, 8)).astype(np.float32),
+                    "k": rng.standard_normal((2, 2, 1, 8)).astype(np.float32),
+                    "v": rng.standard_normal((2, 2, 1, 8)).astype(np.float32),
+                    "write_indices": np.array([t, t + 2], np.int64),
+                    "kv_len": np.array([t + 1, t + 3], np.int64)}
+            y_ref, k_ref, v_ref = sess.run(None, {**step, "key_cache": theirs[0],
+                                                  "value_cache": theirs[1]})
+            outs = lib.run({**step, "key_cache": ours[0], "value_cache": ours[1]},
+                           out={"key_cache_out": ours[0], "value_cache_out": ours[1]})
+            got = jit.run({**step, "key_cache": jit_caches[0], "value_cache": jit_caches[1]})
+            for y in (outs["y"], got["y"]):
+                np.testing.assert_allclose(y, y_ref, rtol=1e-5, atol=1e-6, err_msg=f"step {t}")
+            for cache, ref in ((ours[0], k_ref), (ours[1], v_ref),
+                               (got["key_cache_out"], k_ref), (got["value_cache_out"], v_ref)):
+                np.testing.assert_array_equal(cache, ref)
+            theirs = [k_ref, v_ref]
+            jit_caches = [got["key_cache_out"], got["value_cache_out"]]
+    assert jit.num_variants == 1

@@ -5,6 +5,7 @@
 
 #include "mp/Dialect/Mp/IR/MpDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -19,6 +20,14 @@ namespace mp {
 
 #define GEN_PASS_REGISTRATION
 #include "mp/Transforms/Passes.h.inc"
+
+/// Marks each TensorScatter (ONNX-24's KV cache write) whose cache is a
+/// graph input read only there and whose result is returned once, and
+/// whose lowering writes only the update (TensorScatterOp::writesSlices),
+/// as updated in place: `mp.updated_in_place` on the input and
+/// `mp.in_place_of` on the output, as mp-kv-cache-in-place marks its
+/// caches. The entry then takes one buffer for both (prepareEntry).
+void markInPlaceTensorScatters(mlir::func::FuncOp func);
 
 /// Adds mp-assign-precision and mp-insert-casts with shared options.
 void buildMixedPrecisionPipeline(mlir::OpPassManager &pm,

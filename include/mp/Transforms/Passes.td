@@ -327,4 +327,18 @@ def KvCacheInPlace : Pass<"mp-kv-cache-in-place", "mlir::ModuleOp"> {
   let dependentDialects = ["::mp::MpDialect"];
 }
 
+def DropInPlaceResults : Pass<"mp-drop-in-place-results", "mlir::ModuleOp"> {
+  let summary = "Make results marked as updated in place write their input's buffer";
+  let description = [{
+    Runs on bufferized code, before results become out-parameters. A public
+    function result marked `mp.in_place_of = K` (mp-kv-cache-in-place, or a
+    TensorScatter cache) is the state in argument K after the call: it is
+    dropped from the function. When bufferization wrote it into argument
+    K's buffer (the in-place case: the returned buffer is that argument)
+    nothing else is needed; otherwise the result is copied into argument K
+    first, so the semantics hold either way.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // MP_TRANSFORMS_PASSES_TD

@@ -325,10 +325,50 @@ struct ArgReduceLowering : public OpRewritePattern<OpTy> {
   }
 };
 
+/// TensorScatter-24 in "linear" mode as one insert_slice per batch at
+/// write_indices[b] (clamped into the cache, whose out-of-range writes the
+/// spec leaves undefined): only the update's elements are written, into the
+/// cache's buffer when bufferization can (mp-kv-cache-in-place's form of a
+/// cache updated in place).
+Value writeSlicesPerBatch(PatternRewriter &rewriter, TensorScatterOp op,
+                          int64_t axis) {
+  Location loc = op.getLoc();
+  auto cache = typeOf(op.getPastCache());
+  auto update = typeOf(op.getUpdate());
+  int64_t rank = cache.getRank(), batches = cache.getDimSize(0);
+  int64_t room = cache.getDimSize(axis) - update.getDimSize(axis);
+  Value result = op.getPastCache();
+  for (int64_t b = 0; b < batches; ++b) {
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(rank, rewriter.getIndexAttr(1));
+    for (int64_t d : update.getShape())
+      sizes.push_back(rewriter.getIndexAttr(d));
+    offsets[0] = rewriter.getIndexAttr(b);
+    sizes[0] = rewriter.getIndexAttr(1);
+    SmallVector<OpFoldResult> from = offsets;
+    if (Value starts = op.getWriteIndices()) {
+      Value raw = tensor::ExtractOp::create(rewriter, loc, starts,
+                                            ValueRange{indexConst(rewriter, loc, b)});
+      Value at = arith::IndexCastOp::create(rewriter, loc,
+                                            rewriter.getIndexType(), raw);
+      offsets[axis] = Value(arith::MaxSIOp::create(
+          rewriter, loc, indexConst(rewriter, loc, 0),
+          arith::MinSIOp::create(rewriter, loc, at,
+                                 indexConst(rewriter, loc, room))));
+    }
+    Value slice = tensor::ExtractSliceOp::create(rewriter, loc, op.getUpdate(),
+                                                 from, sizes, strides);
+    result = tensor::InsertSliceOp::create(rewriter, loc, slice, result,
+                                           offsets, sizes, strides);
+  }
+  return result;
+}
+
 /// TensorScatter-24: out = past_cache with update[b] written along `axis`
 /// from write_indices[b] (0 without them); "circular" wraps around the
-/// cache. One generic over the cache: each element takes the update's value
-/// where the window covers it, the cache's elsewhere.
+/// cache. Linear mode writes slices (above); circular mode is one generic
+/// over the cache: each element takes the update's value where the window
+/// covers it, the cache's elsewhere.
 struct TensorScatterLowering : public OpRewritePattern<TensorScatterOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TensorScatterOp op,
@@ -342,6 +382,10 @@ struct TensorScatterLowering : public OpRewritePattern<TensorScatterOp> {
     int64_t maxSeq = cache.getDimSize(axis);
     int64_t seq = typeOf(op.getUpdate()).getDimSize(axis);
     bool circular = op.getMode() == "circular";
+    if (op.writesSlices()) {
+      rewriter.replaceOp(op, writeSlicesPerBatch(rewriter, op, axis));
+      return success();
+    }
     Value starts = op.getWriteIndices();
     SmallVector<Value> ins = {op.getPastCache()};
     SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};

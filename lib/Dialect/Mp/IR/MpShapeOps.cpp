@@ -657,6 +657,18 @@ LogicalResult ScatterNDOp::verify() {
   return verifyReduction(*this, getReduction());
 }
 
+bool TensorScatterOp::writesSlices() {
+  auto cache = cast<RankedTensorType>(getPastCache().getType());
+  auto update = cast<RankedTensorType>(getUpdate().getType());
+  int64_t axis = getAxis();
+  if (axis < 0)
+    axis += cache.getRank();
+  return getMode() == "linear" && cache.hasStaticShape() &&
+         update.hasStaticShape() && axis > 0 && axis < cache.getRank() &&
+         update.getDimSize(axis) <= cache.getDimSize(axis) &&
+         cache.getDimSize(0) <= 64;
+}
+
 LogicalResult TensorScatterOp::verify() {
   if (getMode() != "linear" && getMode() != "circular")
     return emitOpError("mode must be linear or circular, got ") << getMode();

@@ -201,6 +201,12 @@ def Mp_TensorScatterOp : Mp_InferOp<"tensor_scatter", [],
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether the lowering writes only the update, one slice per batch
+    /// (linear mode, static shapes, not along the batch axis, at most 64
+    /// batches), so that the cache's buffer can be updated in place.
+    bool writesSlices();
+  }];
 }
 
 def Mp_PadOp : Mp_CustomInferOp<"pad", [AttrSizedOperandSegments]> {
