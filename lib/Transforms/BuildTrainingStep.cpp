@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TrainingSignature.h"
+#include "NamedSignature.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Transforms/Gradients.h"
 #include "mp/Transforms/Passes.h"
@@ -44,7 +44,7 @@ struct BuildTrainingStepPass
   using Base::Base;
 
   void runOnOperation() override {
-    func::FuncOp func = trainingEntry(getOperation(), getArgument());
+    func::FuncOp func = entryFunction(getOperation(), getArgument());
     if (!func || failed(build(func)))
       return signalPassFailure();
   }

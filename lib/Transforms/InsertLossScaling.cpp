@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TrainingSignature.h"
+#include "NamedSignature.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Transforms/Passes.h"
 
@@ -29,7 +29,7 @@ struct InsertLossScalingPass
   using Base::Base;
 
   void runOnOperation() override {
-    func::FuncOp func = trainingEntry(getOperation(), getArgument());
+    func::FuncOp func = entryFunction(getOperation(), getArgument());
     if (!func || failed(insert(func)))
       return signalPassFailure();
   }

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TrainingSignature.h"
+#include "NamedSignature.h"
 
 #include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Transforms/Passes.h"
@@ -141,7 +141,7 @@ struct KvCacheInPlacePass
           << static_cast<int64_t>(maxSeqLen);
       return signalPassFailure();
     }
-    func::FuncOp func = trainingEntry(module, getArgument());
+    func::FuncOp func = entryFunction(module, getArgument());
     if (!func)
       return signalPassFailure();
     SmallVector<Site> sites;

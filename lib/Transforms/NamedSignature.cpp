@@ -1,6 +1,6 @@
-//===- TrainingSignature.cpp - named inputs and outputs of a step ---------===//
+//===- NamedSignature.cpp - named graph inputs and outputs --------------===//
 
-#include "TrainingSignature.h"
+#include "NamedSignature.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -9,12 +9,12 @@ using namespace mlir;
 
 namespace mp {
 
-func::FuncOp trainingEntry(ModuleOp module, StringRef pass) {
+func::FuncOp entryFunction(ModuleOp module, StringRef pass) {
   for (auto func : module.getOps<func::FuncOp>())
     if (func.isPublic() && !func.isExternal())
       return func;
   emitError(module.getLoc()) << pass << ": the module has no function to "
-                                        "train (import a model first)";
+                                        "transform (import a model first)";
   return nullptr;
 }
 

@@ -1,12 +1,13 @@
-//===- TrainingSignature.h - named inputs and outputs of a step -*- C++ -*-===//
+//===- NamedSignature.h - named graph inputs and outputs -----*- C++ -*-===//
 //
-// Training steps name every argument and result (`mp.name`), because
-// trainers feed each `NAME.next` result back as input `NAME`.
+// Passes that change a graph's signature (training steps, in-place KV
+// caches) name every argument and result they add (`mp.name`): callers
+// feed inputs and read outputs by name.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MP_LIB_TRANSFORMS_TRAININGSIGNATURE_H
-#define MP_LIB_TRANSFORMS_TRAININGSIGNATURE_H
+#ifndef MP_LIB_TRANSFORMS_NAMEDSIGNATURE_H
+#define MP_LIB_TRANSFORMS_NAMEDSIGNATURE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -18,9 +19,9 @@ namespace mp {
 /// A result of the step and its name.
 using NamedValue = std::pair<std::string, mlir::Value>;
 
-/// The entry function of `module` (the first public one), or null after
-/// emitting an error that names `pass`.
-mlir::func::FuncOp trainingEntry(mlir::ModuleOp module, llvm::StringRef pass);
+/// The entry function of `module` (the first public one with a body), or
+/// null after emitting an error that names `pass`.
+mlir::func::FuncOp entryFunction(mlir::ModuleOp module, llvm::StringRef pass);
 
 /// Appends an argument named `name` of type `type`.
 mlir::BlockArgument addNamedArgument(mlir::func::FuncOp func, mlir::Type type,
@@ -38,4 +39,4 @@ void eraseDeadOps(mlir::func::FuncOp func);
 
 } // namespace mp
 
-#endif // MP_LIB_TRANSFORMS_TRAININGSIGNATURE_H
+#endif // MP_LIB_TRANSFORMS_NAMEDSIGNATURE_H
