@@ -130,16 +130,6 @@ std::string cudaRunState(const EntrySignature &entry) {
   return text;
 }
 
-/// Per input: the output whose buffer the entry updates in place for it,
-/// or -1.
-std::vector<int> updatedBy(const EntrySignature &entry) {
-  std::vector<int> by(entry.inputs.size(), -1);
-  for (auto [j, of] : llvm::enumerate(entry.inPlaceOf))
-    if (of >= 0)
-      by[of] = j;
-  return by;
-}
-
 bool isInPlace(const EntrySignature &entry, size_t output) {
   return output < entry.inPlaceOf.size() && entry.inPlaceOf[output] >= 0;
 }
@@ -189,7 +179,7 @@ std::string wrapperSource(const EntrySignature &entry,
     os << " } mp_memref_" << rank << ";\n";
   }
   // The entry takes every input, then the outputs not updated in place.
-  std::vector<int> inPlaceBy = updatedBy(entry);
+  std::vector<int> inPlaceBy = entry.updatedBy();
   std::vector<std::string> argNames;
   os << "\nextern void " << entry.symbol << "(";
   for (auto [i, t] : llvm::enumerate(entry.inputs)) {

@@ -62,6 +62,14 @@ static EntrySignature::DeclaredShape declaredShape(Type type,
   return shape;
 }
 
+std::vector<int> EntrySignature::updatedBy() const {
+  std::vector<int> by(inputs.size(), -1);
+  for (auto [j, of] : llvm::enumerate(inPlaceOf))
+    if (of >= 0)
+      by[of] = j;
+  return by;
+}
+
 bool EntrySignature::checkKvCache(ArrayRef<HostTensor> given,
                                   std::string &error) const {
   if (kvCache.lengthInput < 0)
@@ -89,14 +97,18 @@ bool EntrySignature::checkKvCache(ArrayRef<HostTensor> given,
 }
 
 /// Records the in-place caches mp-kv-cache-in-place (or a TensorScatter)
-/// marked: the caller's buffer for the output is passed as the (writable)
-/// input, which the step updates in place.
-static void separateInPlaceOutputs(func::FuncOp func, EntrySignature &entry) {
+/// marked, and lets the step write their inputs: the caller passes the
+/// output's buffer as the input. The results stay until bufferization has
+/// placed them in their input's buffer (mp-drop-in-place-results).
+static void recordInPlaceCaches(func::FuncOp func, EntrySignature &entry) {
   MLIRContext *ctx = func.getContext();
   entry.inPlaceOf.assign(func.getNumResults(), -1);
   for (unsigned i = 0; i < func.getNumResults(); ++i)
-    if (auto of = func.getResultAttrOfType<IntegerAttr>(i, "mp.in_place_of"))
+    if (auto of = func.getResultAttrOfType<IntegerAttr>(i, "mp.in_place_of")) {
       entry.inPlaceOf[i] = of.getInt();
+      func.setArgAttr(of.getInt(), "bufferization.writable",
+                      BoolAttr::get(ctx, true));
+    }
   if (auto cache = func->getAttrOfType<DictionaryAttr>("mp.kv_cache")) {
     auto length = cache.getAs<StringAttr>("length_input");
     for (auto [i, t] : llvm::enumerate(entry.inputs))
@@ -107,11 +119,6 @@ static void separateInPlaceOutputs(func::FuncOp func, EntrySignature &entry) {
         cache.getAs<IntegerAttr>("new_positions").getInt();
     func->removeAttr("mp.kv_cache");
   }
-  // The results stay until bufferization has placed them in their input's
-  // buffer (mp-drop-in-place-results); the inputs may be written.
-  for (int of : entry.inPlaceOf)
-    if (of >= 0)
-      func.setArgAttr(of, "bufferization.writable", BoolAttr::get(ctx, true));
 }
 
 LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
@@ -217,23 +224,15 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
     func.setArgAttrs(i, ArrayRef<NamedAttribute>{NamedAttribute(
                             StringAttr::get(ctx, "bufferization.writable"),
                             BoolAttr::get(ctx, false))});
-  std::vector<DictionaryAttr> resultAttrs;
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    resultAttrs.push_back(func.getResultAttrDict(i));
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    func.setResultAttrs(i, ArrayRef<NamedAttribute>{});
-  // In-place caches: read from the result attributes before they went.
-  for (auto [i, attrs] : llvm::enumerate(resultAttrs))
-    if (attrs && attrs.get("mp.in_place_of"))
-      func.setResultAttr(i, "mp.in_place_of", attrs.get("mp.in_place_of"));
-  separateInPlaceOutputs(func, entry);
-  // Only the in-place marks stay (for mp-drop-in-place-results).
+  // Of the result attributes only the in-place marks stay (for
+  // mp-drop-in-place-results).
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     Attribute of = func.getResultAttr(i, "mp.in_place_of");
     func.setResultAttrs(i, ArrayRef<NamedAttribute>{});
     if (of)
       func.setResultAttr(i, "mp.in_place_of", of);
   }
+  recordInPlaceCaches(func, entry);
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
   entry.symbol = ("_mlir_ciface_" + func.getName()).str();
   return success();
@@ -262,6 +261,7 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
              nullptr;
   }
   runner->entry = runner->signature.symbol;
+  runner->updatedBy = runner->signature.updatedBy();
 
   PassManager lower(ctx, ModuleOp::getOperationName());
   buildCpuPipeline(lower, /*resultsAsOutParams=*/true,
@@ -335,10 +335,6 @@ bool CpuRunner::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
   if (!signature.checkKvCache(inputs, error))
     return false;
   out = signature.outputs;
-  std::vector<int> updatedBy(signature.inputs.size(), -1);
-  for (auto [j, of] : llvm::enumerate(signature.inPlaceOf))
-    if (of >= 0)
-      updatedBy[of] = j;
   std::vector<std::vector<int64_t>> descriptors;
   for (size_t i = 0; i < signature.inputs.size(); ++i) {
     const std::string &name = signature.inputs[i].name;

@@ -24,7 +24,7 @@ constexpr size_t kMaxVariants = 8;
 /// Integer and bool inputs with at most this many elements are compiled in.
 constexpr int64_t kMaxCompiledInElements = 64;
 /// The input mp-kv-cache-in-place adds (its default length-input).
-constexpr llvm::StringLiteral kFillLevelInput = "past_sequence_length";
+static std::string fillLevelInput() { return KvCacheInPlaceOptions().lengthInput; }
 
 void registerModelDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
@@ -268,14 +268,14 @@ LogicalResult Model::describeInPlaceCaches(ModuleOp probe) {
       }
     }
   });
-  inputSpecs.push_back(TensorSpec{kFillLevelInput.str(),
+  inputSpecs.push_back(TensorSpec{fillLevelInput(),
                                   IntegerType::get(ctx, 64), {}});
   return success();
 }
 
 bool Model::isCompiledIn(const HostTensor &t) const {
   // The fill level of in-place caches changes every step.
-  if (options.maxSeqLen > 0 && t.name == kFillLevelInput)
+  if (options.maxSeqLen > 0 && t.name == fillLevelInput())
     return false;
   if (t.numElements() > kMaxCompiledInElements)
     return false;

@@ -51,6 +51,10 @@ struct EntrySignature {
     int64_t capacity = 0, newPositions = 0;
   } kvCache;
 
+  /// Per input: the output whose buffer is passed for it (inverse of
+  /// `inPlaceOf`), or -1.
+  std::vector<int> updatedBy() const;
+
   /// Whether `inputs` (as `run` takes them) fit the KV caches; else why not.
   bool checkKvCache(llvm::ArrayRef<HostTensor> inputs,
                     std::string &error) const;
@@ -102,6 +106,8 @@ private:
   std::string entry;
   /// The entry's inputs and outputs (no data), in-place outputs and caches.
   EntrySignature signature;
+  /// signature.updatedBy(), computed once.
+  std::vector<int> updatedBy;
 };
 
 } // namespace mp
