@@ -78,6 +78,10 @@ typedef struct {
    * place; the model gains the int64 scalar input past_sequence_length
    * (docs/compile.md, "KV caches updated in place"). */
   int64_t maxSeqLen;
+  /** nonzero: one compiled variant for every input shape; the model's
+   * dynamic dims stay dynamic through the lowering instead of being
+   * specialized per shape (docs/running.md, "Dynamic shapes"). */
+  int dynamicShapes;
 } MpModelOptions;
 
 /** mpModelLoad with every option. `options` may be NULL (the defaults). */

@@ -123,6 +123,7 @@ int mpModelLoadWithOptions(const char *path, const MpModelOptions *given,
   options.lossScaling = o.lossScaling ? o.lossScaling : "";
   options.fuseAttention = o.fuseAttention != 0;
   options.maxSeqLen = o.maxSeqLen;
+  options.dynamicShapes = o.dynamicShapes != 0;
   handle->model = mp::Model::load(&handle->ctx, path, options);
   if (!handle->model)
     return failWith(error, messageOf(diagnostics));

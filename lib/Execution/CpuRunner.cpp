@@ -12,6 +12,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -35,6 +37,20 @@ LogicalResult checkInputTensor(Location loc, StringRef name, Type declared,
     return success();
   return emitError(loc) << "input '" << name << "' is " << given.describe()
                         << ", the model expects " << declared;
+}
+
+bool fitsSpec(const HostTensor &spec, const HostTensor &given,
+              std::string &error) {
+  bool ok = spec.elementType == given.elementType &&
+            spec.shape.size() == given.shape.size();
+  for (size_t i = 0; ok && i < spec.shape.size(); ++i)
+    ok = ShapedType::isDynamic(spec.shape[i]) || spec.shape[i] == given.shape[i];
+  ok &= (int64_t)given.data.size() ==
+        given.numElements() * HostTensor::elementBytes(given.elementType);
+  if (!ok)
+    error = "input '" + spec.name + "' is " + given.describe() +
+            ", the compiled model takes " + spec.describe();
+  return ok;
 }
 
 /// "name=2x3x4" pins for mp-specialize-shapes.
@@ -155,6 +171,9 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
         declaredShape(type, func.getArgAttrDict(i)));
     pins.push_back(shapePin(*given));
   }
+  if (options.dynamicShapes && options.maxSeqLen > 0)
+    return emitError(loc) << "in-place KV caches (max_seq_len) need static "
+                             "shapes: run without dynamic shapes";
   // The fill level of in-place caches is an argument only after
   // mp-kv-cache-in-place.
   KvCacheInPlaceOptions inPlace;
@@ -172,7 +191,8 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
         declaredShape(type, func.getResultAttrDict(i)));
   PassManager pm(ctx, ModuleOp::getOperationName());
   SpecializeShapesOptions specialize;
-  specialize.shapes.assign(pins.begin(), pins.end());
+  if (!options.dynamicShapes)
+    specialize.shapes.assign(pins.begin(), pins.end());
   pm.addPass(createSpecializeShapes(specialize));
   if (options.maxSeqLen > 0)
     pm.addPass(createKvCacheInPlace(inPlace));
@@ -185,7 +205,7 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
     HostTensor spec;
     spec.name = name.str();
     auto ranked = cast<RankedTensorType>(type);
-    if (!ranked.hasStaticShape())
+    if (!ranked.hasStaticShape() && !options.dynamicShapes)
       return emitError(loc) << what << " '" << spec.name
                             << "' keeps a dynamic shape " << type
                             << " after specializing to the inputs",
@@ -233,6 +253,7 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
       func.setResultAttr(i, "mp.in_place_of", of);
   }
   recordInPlaceCaches(func, entry);
+  entry.returnsOutputs = options.dynamicShapes;
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
   entry.symbol = ("_mlir_ciface_" + func.getName()).str();
   return success();
@@ -250,21 +271,20 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
   for (const HostTensor &spec : runner->signature.inputs) {
     auto given = llvm::find_if(
         inputs, [&](const HostTensor &t) { return t.name == spec.name; });
-    if (given != inputs.end() &&
-        (given->shape != spec.shape || given->elementType != spec.elementType))
-      return emitError(loc)
-                 << "input '" << spec.name << "' is " << given->describe()
-                 << ", the compiled step takes " << spec.describe()
-                 << (entryOptions.maxSeqLen > 0
-                         ? " (KV caches hold max_seq_len positions)"
-                         : ""),
+    std::string error;
+    if (given != inputs.end() && !fitsSpec(spec, *given, error))
+      return emitError(loc) << error
+                            << (entryOptions.maxSeqLen > 0
+                                    ? " (KV caches hold max_seq_len positions)"
+                                    : ""),
              nullptr;
   }
   runner->entry = runner->signature.symbol;
   runner->updatedBy = runner->signature.updatedBy();
 
   PassManager lower(ctx, ModuleOp::getOperationName());
-  buildCpuPipeline(lower, /*resultsAsOutParams=*/true,
+  buildCpuPipeline(lower,
+                   /*resultsAsOutParams=*/!runner->signature.returnsOutputs,
                    /*pooledAllocations=*/true);
   if (failed(lower.run(*module)))
     return nullptr;
@@ -330,47 +350,115 @@ static std::vector<int64_t> descriptor(void *data, ArrayRef<int64_t> shape) {
   return d;
 }
 
+/// Checks that inputs whose dims the model names alike ("batch") agree,
+/// for an entry that keeps dynamic dims (a specialized one checks shapes).
+static bool checkNamedDims(const EntrySignature &sig,
+                           ArrayRef<const HostTensor *> given,
+                           std::string &error) {
+  llvm::StringMap<std::pair<int64_t, std::string>> seen;
+  for (auto [i, t] : llvm::enumerate(given)) {
+    if (i >= sig.declaredInputs.size())
+      break;
+    const auto &declared = sig.declaredInputs[i];
+    for (auto [d, name] : llvm::enumerate(declared.names)) {
+      if (name.empty() || d >= t->shape.size())
+        continue;
+      auto [it, inserted] =
+          seen.try_emplace(name, t->shape[d], t->name);
+      if (inserted || it->second.first == t->shape[d])
+        continue;
+      error = "input '" + t->name + "' has " + name + " = " +
+              std::to_string(t->shape[d]) + " (dim " + std::to_string(d) +
+              "), input '" + it->second.second + "' has " + name + " = " +
+              std::to_string(it->second.first);
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Moves the outputs an entry returned (descriptors at `results`, in
+/// order) into `out`, and frees their buffers.
+static bool takeReturnedOutputs(const int64_t *results,
+                                std::vector<HostTensor> &out,
+                                std::string &error) {
+  llvm::SmallPtrSet<void *, 8> freed;
+  bool ok = true;
+  for (HostTensor &t : out) {
+    size_t rank = t.shape.size();
+    void *allocated = reinterpret_cast<void *>(results[0]);
+    auto *aligned = reinterpret_cast<const char *>(results[1]);
+    int64_t offset = results[2];
+    t.shape.assign(results + 3, results + 3 + rank);
+    const int64_t *strides = results + 3 + rank;
+    results += 3 + 2 * rank;
+    int64_t expected = 1;
+    for (size_t d = rank; d-- > 0;) {
+      ok &= t.shape[d] == 1 || strides[d] == expected;
+      expected *= t.shape[d];
+    }
+    size_t bytes = t.numElements() * HostTensor::elementBytes(t.elementType);
+    if (ok)
+      t.data.assign(aligned + offset * HostTensor::elementBytes(t.elementType),
+                    aligned + offset * HostTensor::elementBytes(t.elementType) +
+                        bytes);
+    else
+      error = "output '" + t.name + "' came back with a strided layout";
+    if (allocated && freed.insert(allocated).second)
+      poolFree(allocated);
+  }
+  return ok;
+}
+
 bool CpuRunner::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
                     std::string &error) {
   if (!signature.checkKvCache(inputs, error))
     return false;
   out = signature.outputs;
-  std::vector<std::vector<int64_t>> descriptors;
-  for (size_t i = 0; i < signature.inputs.size(); ++i) {
-    const std::string &name = signature.inputs[i].name;
+  std::vector<const HostTensor *> given;
+  for (const HostTensor &spec : signature.inputs) {
     auto it = llvm::find_if(inputs, [&](const HostTensor &t) {
-      return t.name == name;
+      return t.name == spec.name;
     });
     if (it == inputs.end()) {
-      error = "missing input '" + name + "'";
+      error = "missing input '" + spec.name + "'";
       return false;
     }
-    const HostTensor &spec = signature.inputs[i];
-    if ((int64_t)it->data.size() !=
-        spec.numElements() * HostTensor::elementBytes(spec.elementType)) {
-      error = "input '" + name + "' is " + it->describe() +
-              ", the compiled model takes " + spec.describe();
+    if (!fitsSpec(spec, *it, error))
       return false;
-    }
+    given.push_back(&*it);
+  }
+  if (signature.returnsOutputs && !checkNamedDims(signature, given, error))
+    return false;
+  std::vector<std::vector<int64_t>> descriptors;
+  for (auto [i, t] : llvm::enumerate(given)) {
     if (updatedBy[i] >= 0) {
       // A cache updated in place: the step writes into the output, which
       // starts as a copy of the input.
-      HostTensor &t = out[updatedBy[i]];
-      t.data = it->data;
-      descriptors.push_back(descriptor(t.data.data(), t.shape));
+      HostTensor &o = out[updatedBy[i]];
+      o.data = t->data;
+      descriptors.push_back(descriptor(o.data.data(), o.shape));
       continue;
     }
     // Not copied: the compiled code never writes its other arguments.
     descriptors.push_back(
-        descriptor(const_cast<char *>(it->data.data()), it->shape));
+        descriptor(const_cast<char *>(t->data.data()), t->shape));
   }
-  for (auto [j, t] : llvm::enumerate(out)) {
-    if (signature.inPlaceOf[j] >= 0)
-      continue;
-    t.data.assign(t.numElements() * HostTensor::elementBytes(t.elementType), 0);
-    descriptors.push_back(descriptor(t.data.data(), t.shape));
-  }
+  if (!signature.returnsOutputs)
+    for (auto [j, t] : llvm::enumerate(out)) {
+      if (signature.inPlaceOf[j] >= 0)
+        continue;
+      t.data.assign(t.numElements() * HostTensor::elementBytes(t.elementType),
+                    0);
+      descriptors.push_back(descriptor(t.data.data(), t.shape));
+    }
+  // Returned outputs: their descriptors, one after the other.
+  std::vector<int64_t> results;
+  for (const HostTensor &t : out)
+    results.resize(results.size() + 3 + 2 * t.shape.size());
   std::vector<void *> pointers, args;
+  if (signature.returnsOutputs)
+    pointers.push_back(results.data());
   for (auto &d : descriptors)
     pointers.push_back(d.data());
   for (void *&p : pointers)
@@ -379,7 +467,8 @@ bool CpuRunner::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
     error = "running the model failed: " + llvm::toString(std::move(e));
     return false;
   }
-  return true;
+  return !signature.returnsOutputs ||
+         takeReturnedOutputs(results.data(), out, error);
 }
 
 } // namespace mp

@@ -63,7 +63,12 @@ std::string HostTensor::describe() const {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << elementType << "[";
-  llvm::interleaveComma(shape, os);
+  llvm::interleaveComma(shape, os, [&](int64_t d) {
+    if (d < 0) // ShapedType::kDynamic in a compiled model's signature.
+      os << "?";
+    else
+      os << d;
+  });
   os << "]";
   return s;
 }

@@ -291,7 +291,12 @@ std::string Model::variantKey(ArrayRef<HostTensor> inputs) const {
   for (const TensorSpec &spec : inputSpecs) {
     const HostTensor &t = *llvm::find_if(
         inputs, [&](const HostTensor &t) { return t.name == spec.name; });
-    key += t.name + ":" + t.describe();
+    // A dynamic-shape variant serves every shape of its runtime inputs.
+    key += t.name + ":" +
+           (options.dynamicShapes && !isCompiledIn(t)
+                ? "rank " + std::to_string(t.shape.size()) + " of " +
+                      HostTensor{"", t.elementType, {}, {}}.describe()
+                : t.describe());
     if (isCompiledIn(t))
       key += "=" + std::string(t.data.begin(), t.data.end());
     key += ";";
@@ -377,7 +382,8 @@ CpuRunner *Model::variantFor(ArrayRef<HostTensor> inputs) {
     return nullptr;
   std::unique_ptr<CpuRunner> runner =
       CpuRunner::compile(std::move(module), runtimeInputs,
-                         EntryOptions{options.maxSeqLen});
+                         EntryOptions{options.maxSeqLen,
+                                      options.dynamicShapes});
   if (!runner)
     return nullptr;
   if (variants.size() >= kMaxVariants) {

@@ -58,7 +58,8 @@ class _Options(ctypes.Structure):
     """MpModelOptions (include/mp-c/Model.h)."""
     _fields_ = [("precision", ctypes.c_char_p), ("policy", ctypes.c_char_p),
                 ("trainingStep", ctypes.c_char_p), ("lossScaling", ctypes.c_char_p),
-                ("fuseAttention", ctypes.c_int), ("maxSeqLen", ctypes.c_int64)]
+                ("fuseAttention", ctypes.c_int), ("maxSeqLen", ctypes.c_int64),
+                ("dynamicShapes", ctypes.c_int)]
 
 
 def library_path() -> Path:
@@ -147,7 +148,8 @@ class Model:
     def __init__(self, path: str | os.PathLike, precision: str = "fp32",
                  policy: str | os.PathLike | None = None, *,
                  training: str | None = None, loss_scaling: str | None = None,
-                 fuse_attention: bool = False, max_seq_len: int | None = None):
+                 fuse_attention: bool = False, max_seq_len: int | None = None,
+                 dynamic_shapes: bool = False):
         lib = _library()
         self._lib = lib
         self._handle = ctypes.c_void_p()
@@ -160,7 +162,8 @@ class Model:
                            policy=os.fsencode(policy) if policy is not None else None,
                            trainingStep=opt(training), lossScaling=opt(loss_scaling),
                            fuseAttention=int(bool(fuse_attention)),
-                           maxSeqLen=int(max_seq_len or 0))
+                           maxSeqLen=int(max_seq_len or 0),
+                           dynamicShapes=int(bool(dynamic_shapes)))
         rc = lib.mpModelLoadWithOptions(os.fsencode(path), ctypes.byref(options),
                                         ctypes.byref(self._handle), ctypes.byref(error))
         _check(rc, error)
@@ -236,7 +239,8 @@ def compile(path: str | os.PathLike, precision: str = "fp32",
             training: str | None = None,
             loss_scaling: str | None = None,
             fuse_attention: bool = False,
-            max_seq_len: int | None = None) -> Model:
+            max_seq_len: int | None = None,
+            dynamic_shapes: bool = False) -> Model:
     """Loads an ONNX model for CPU execution in ``precision`` ("fp32" or
     "mixed", with an optional precision ``policy`` JSON file).
 
@@ -250,10 +254,14 @@ def compile(path: str | os.PathLike, precision: str = "fp32",
     updated in place: the cache inputs take the full capacity, the model
     gains the int64 scalar input ``past_sequence_length`` (the filled
     positions), and each present output is its past input after the step
-    (docs/compile.md, "KV caches updated in place")."""
+    (docs/compile.md, "KV caches updated in place").
+
+    ``dynamic_shapes`` compiles one variant for every input shape: the
+    model's dynamic dims stay dynamic through the lowering instead of being
+    specialized to each new shape (docs/running.md, "Dynamic shapes")."""
     return Model(path, precision, policy, training=training,
                  loss_scaling=loss_scaling, fuse_attention=fuse_attention,
-                 max_seq_len=max_seq_len)
+                 max_seq_len=max_seq_len, dynamic_shapes=dynamic_shapes)
 
 
 from .library import Library, load  # noqa: E402  (needs Error above)

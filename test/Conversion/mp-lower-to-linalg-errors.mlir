@@ -1,11 +1,13 @@
 // RUN: not mp-opt %s -split-input-file --mp-lower-to-linalg 2>&1 | FileCheck %s
 
-// Dynamic shapes are reported with the node name.
-func.func @dynamic(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {
-  %0 = mp.relu %a : tensor<?x3xf32> loc("relu_node")
-  return %0 : tensor<?x3xf32>
+// Ops without a dynamic-shape lowering yet are reported with the node name
+// when their shapes are dynamic.
+func.func @dynamic(%a: tensor<?x3xf32>) -> tensor<?x5xf32> {
+  %p = mp.constant dense<[0, 1, 0, 1]> : tensor<4xi64>
+  %0 = mp.pad %a, %p : (tensor<?x3xf32>, tensor<4xi64>) -> tensor<?x5xf32> loc("pad_node")
+  return %0 : tensor<?x5xf32>
 }
-// CHECK: error: {{.*}}cannot lower 'mp.relu' (node 'relu_node'): its shapes are dynamic (pin the graph inputs with --mp-specialize-shapes)
+// CHECK: error: {{.*}}cannot lower 'mp.pad' (node 'pad_node'): its shapes are dynamic and it has no dynamic-shape lowering yet (pin the graph inputs with --mp-specialize-shapes or --input-shape)
 
 // -----
 

@@ -90,6 +90,10 @@ static cl::opt<int64_t> maxSeqLen(
     "max-seq-len", cl::init(0),
     cl::desc("with --fuse-attention: KV caches of this many positions "
              "updated in place; adds the input past_sequence_length"));
+static cl::opt<bool> dynamicShapes(
+    "dynamic-shapes",
+    cl::desc("compile once for every input shape: dynamic dims stay "
+             "dynamic instead of being specialized to the inputs"));
 static cl::opt<unsigned>
     repeat("repeat", cl::init(0),
            cl::desc("run N more times and print the compile and run times"));
@@ -130,15 +134,24 @@ static mp::HostTensor generate(StringRef name, Type elementType,
   return t;
 }
 
+/// How the model options on the command line compile a model.
+static mp::ModelOptions modelOptions() {
+  mp::ModelOptions options;
+  options.mixed = precision == "mixed";
+  options.policyFile = policyFile;
+  options.fuseAttention = fuseAttention;
+  options.maxSeqLen = maxSeqLen;
+  options.dynamicShapes = dynamicShapes;
+  return options;
+}
+
 static int runTestDir() {
   if (!modelPath.empty() || !inputArgs.empty() || !compareDir.empty())
     return fail("--test-dir takes no model, --input or --compare");
   if (!llvm::sys::fs::is_directory(testDir))
     return fail("--test-dir: '" + testDir + "' is not a folder");
   mp::TestTreeOptions options;
-  options.model.mixed = precision == "mixed";
-  options.model.policyFile = policyFile;
-  options.model.fuseAttention = fuseAttention;
+  options.model = modelOptions();
   // fp32 outputs default to the ONNX backend runner's tolerances.
   options.tolerances = {rtolOpt, atolOpt, options.model.mixed, 1e-3, 1e-7};
   options.timeoutSeconds = caseTimeout;
@@ -188,10 +201,10 @@ static int finish(MLIRContext *ctx, std::vector<mp::HostTensor> &outputs,
 /// Runs a library written by mp-compile through the mp runtime.
 static int runLibrary(MLIRContext *ctx, std::vector<mp::HostTensor> &inputs) {
   if (!inputShapes.empty() || precision != "fp32" || !policyFile.empty() ||
-      fuseAttention || maxSeqLen)
+      fuseAttention || maxSeqLen || dynamicShapes)
     return fail("a compiled library has its shapes and precision built in: "
-                "--input-shape, --precision, --policy, --fuse-attention and "
-                "--max-seq-len do not apply");
+                "--input-shape, --precision, --policy, --fuse-attention, "
+                "--max-seq-len and --dynamic-shapes do not apply");
   int status = 0;
   std::string error;
   std::unique_ptr<mp::CompiledLibrary> lib =
@@ -282,12 +295,8 @@ int main(int argc, char **argv) {
   if (StringRef(modelPath).ends_with(".so"))
     return runLibrary(&ctx, inputs);
 
-  mp::ModelOptions options;
-  options.mixed = mixed;
-  options.policyFile = policyFile;
-  options.fuseAttention = fuseAttention;
-  options.maxSeqLen = maxSeqLen;
-  std::unique_ptr<mp::Model> model = mp::Model::load(&ctx, modelPath, options);
+  std::unique_ptr<mp::Model> model =
+      mp::Model::load(&ctx, modelPath, modelOptions());
   if (!model || !model->nameInputs(inputs))
     return 1;
 

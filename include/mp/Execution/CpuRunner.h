@@ -50,6 +50,13 @@ struct EntrySignature {
     int lengthInput = -1;
     int64_t capacity = 0, newPositions = 0;
   } kvCache;
+  /// Dynamic dims kept (EntryOptions::dynamicShapes): `inputs` and
+  /// `outputs` have ShapedType::kDynamic where the model does, and the
+  /// entry returns its outputs in buffers it allocates (the caller frees
+  /// them) instead of writing into out-params, since their shapes are known
+  /// only after the run. The C interface then takes a pointer to the
+  /// result descriptors first.
+  bool returnsOutputs = false;
 
   /// Per input: the output whose buffer is passed for it (inverse of
   /// `inPlaceOf`), or -1.
@@ -65,13 +72,23 @@ struct EntryOptions {
   /// > 0: KV caches of this many positions updated in place
   /// (mp-kv-cache-in-place).
   int64_t maxSeqLen = 0;
+  /// Keep the model's dynamic dims instead of specializing to the shapes of
+  /// the inputs: one compiled entry serves every input shape. Every op on a
+  /// dynamic dim needs a dynamic-shape lowering.
+  bool dynamicShapes = false;
 };
+
+/// Whether `given` fits `spec` (name aside): element type, rank, and every
+/// static dim of `spec`; else why not, in `error`.
+bool fitsSpec(const HostTensor &spec, const HostTensor &given,
+              std::string &error);
 
 /// Specializes the module's first function to the shapes of `inputs`
 /// (matched by ONNX input name, every argument given, checked against its
-/// declared type) and prepares it to be an entry point: arguments read in
-/// place, a C interface. Fails with a diagnostic when an output keeps a
-/// dynamic shape.
+/// declared type; with `options.dynamicShapes` only checked) and prepares
+/// it to be an entry point: arguments read in place, a C interface. Fails
+/// with a diagnostic when an output keeps a dynamic shape after
+/// specializing.
 mlir::LogicalResult prepareEntry(mlir::ModuleOp module,
                                  llvm::ArrayRef<HostTensor> inputs,
                                  EntrySignature &entry,
@@ -92,8 +109,9 @@ public:
           llvm::ArrayRef<HostTensor> inputs,
           const EntryOptions &options = {});
 
-  /// Runs on the `inputs` named as at compile time (with the same shapes;
-  /// others are ignored). Their buffers are read in place, never written.
+  /// Runs on the `inputs` named as at compile time (with the same shapes,
+  /// or any fitting ones for a dynamic-shape entry; others are ignored).
+  /// Their buffers are read in place, never written.
   bool run(llvm::ArrayRef<HostTensor> inputs, std::vector<HostTensor> &outputs,
            std::string &error);
 

@@ -25,7 +25,7 @@ struct HostTensor {
   static int64_t elementBytes(mlir::Type type);
   /// Element `i` as a double (floats, integers, bools).
   double at(int64_t i) const;
-  /// "f32[1, 16]".
+  /// "f32[1, 16]" ("?" for a dynamic dim of a signature).
   std::string describe() const;
 };
 

@@ -45,6 +45,11 @@ struct ModelOptions {
   /// updated in place, with the extra input `past_sequence_length`
   /// (mp-kv-cache-in-place); needs `fuseAttention`.
   int64_t maxSeqLen = 0;
+  /// One variant for every input shape: the model's dynamic dims stay
+  /// dynamic through the lowering (EntryOptions::dynamicShapes) instead of
+  /// being specialized per shape. Inputs compiled in as constants still
+  /// key variants by value.
+  bool dynamicShapes = false;
 };
 
 /// A graph input or output as the model declares it: dynamic dims are

@@ -56,9 +56,6 @@ struct MatMulLowering : public OpRewritePattern<MatMulOp> {
                                 PatternRewriter &rewriter) const override {
     auto outType = op.getType();
     auto lt = op.getLhs().getType(), rt = op.getRhs().getType();
-    if (!outType.hasStaticShape() || !lt.hasStaticShape() ||
-        !rt.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     if (lt.getRank() < 2 || rt.getRank() < 2) {
       // numpy matmul: a 1-D lhs is a row [1, K], a 1-D rhs a column [K, 1];
       // the added dim is dropped from the result.
@@ -89,9 +86,13 @@ struct MatMulLowering : public OpRewritePattern<MatMulOp> {
     ArrayRef<int64_t> batch = outType.getShape().drop_back(2);
     int64_t m = batch.size(), n = m + 1, k = m + 2;
     Type acc = accumulatorFor(op, outType.getElementType());
-    Value r = contract(rewriter, loc, outType, op.getLhs(),
+    // Batch dims known only at run time may broadcast there.
+    Broadcast bc = broadcastDynamic(rewriter, loc, outType.getShape(),
+                                    {op.getLhs(), op.getRhs()},
+                                    /*trailing=*/2);
+    Value r = contract(rewriter, loc, outType, bc.operands[0],
                        operandMap(ctx, lt.getShape(), batch, m, k),
-                       op.getRhs(), operandMap(ctx, rt.getShape(), batch, k, n),
+                       bc.operands[1], operandMap(ctx, rt.getShape(), batch, k, n),
                        acc);
     rewriter.replaceOp(op, castElements(rewriter, loc, r, outType.getElementType()));
     return success();
@@ -103,9 +104,6 @@ struct GemmLowering : public OpRewritePattern<GemmOp> {
   LogicalResult matchAndRewrite(GemmOp op,
                                 PatternRewriter &rewriter) const override {
     auto outType = op.getType();
-    if (!outType.hasStaticShape() || !op.getA().getType().hasStaticShape() ||
-        !op.getB().getType().hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     // Iteration space (m, n, k).

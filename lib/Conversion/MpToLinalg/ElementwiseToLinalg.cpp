@@ -277,11 +277,8 @@ struct ElementwiseLowering : public RewritePattern {
     if (!isElementwise(op))
       return failure();
     auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (!resultType || !resultType.hasStaticShape() ||
-        llvm::any_of(op->getOperandTypes(), [](Type t) {
-          return !cast<RankedTensorType>(t).hasStaticShape();
-        }))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    if (!resultType)
+      return rewriter.notifyMatchFailure(op, "unranked result");
     Type outElt = resultType.getElementType();
     Value result;
     if (auto cast = dyn_cast<CastOp>(op)) {

@@ -5,7 +5,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 
 #include <cmath>
@@ -85,11 +87,56 @@ Value castScalar(OpBuilder &b, Location loc, Value v, Type to) {
   return arith::ExtSIOp::create(b, loc, to, v);
 }
 
+Value dimValue(OpBuilder &b, Location loc, Value v, int64_t d) {
+  int64_t size = cast<RankedTensorType>(v.getType()).getDimSize(d);
+  if (!ShapedType::isDynamic(size))
+    return indexConst(b, loc, size);
+  return tensor::DimOp::create(b, loc, v, d);
+}
+
+FailureOr<SmallVector<Value>> inferDynamicSizes(OpBuilder &b, Location loc,
+                                                RankedTensorType type,
+                                                ValueRange inputs,
+                                                ArrayRef<AffineMap> maps) {
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d))
+      continue;
+    Value size;
+    AffineExpr loop = b.getAffineDimExpr(d);
+    for (auto [v, map] : llvm::zip(inputs, maps)) {
+      for (auto [p, e] : llvm::enumerate(map.getResults()))
+        if (e == loop) {
+          size = dimValue(b, loc, v, p);
+          break;
+        }
+      if (size)
+        break;
+    }
+    if (!size)
+      return failure();
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                  ValueRange dynSizes) {
+  return tensor::EmptyOp::create(b, loc, type, dynSizes);
+}
+
 Value parallelGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
                       ValueRange inputs, ArrayRef<AffineMap> inputMaps,
-                      ScalarFn body) {
-  Value init = tensor::EmptyOp::create(b, loc, resultType.getShape(),
-                                       resultType.getElementType());
+                      ScalarFn body, ValueRange dynSizes) {
+  SmallVector<Value> sizes(dynSizes);
+  if (sizes.empty() && !resultType.hasStaticShape()) {
+    FailureOr<SmallVector<Value>> inferred =
+        inferDynamicSizes(b, loc, resultType, inputs, inputMaps);
+    if (failed(inferred))
+      llvm::report_fatal_error("parallelGeneric: no input gives a dynamic dim");
+    sizes = std::move(*inferred);
+  }
+  Value init = emptyTensor(b, loc, resultType, sizes);
   SmallVector<AffineMap> maps(inputMaps.begin(), inputMaps.end());
   maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
   SmallVector<utils::IteratorType> iterators(resultType.getRank(),
@@ -101,6 +148,94 @@ Value parallelGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
         linalg::YieldOp::create(nb, nloc, r);
       });
   return generic.getResult(0);
+}
+
+/// `x` expanded along dim `p` to `size` when it is 1 there at run time and
+/// `size` is not; `x` otherwise (same type either way).
+static Value expandUnitDim(OpBuilder &b, Location loc, Value x, int64_t p,
+                           Value size) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value one = indexConst(b, loc, 1);
+  Value isUnit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       dimValue(b, loc, x, p), one);
+  Value grows = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, size,
+                                      one);
+  Value cond = arith::AndIOp::create(b, loc, isUnit, grows);
+  auto ifOp = scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &tb, Location l) {
+        SmallVector<Value> sizes;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d))
+            sizes.push_back(d == p ? size : dimValue(tb, l, x, d));
+        SmallVector<AffineExpr> exprs;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          exprs.push_back(d == p ? tb.getAffineConstantExpr(0)
+                                 : tb.getAffineDimExpr(d));
+        AffineMap map = AffineMap::get(type.getRank(), 0, exprs,
+                                       tb.getContext());
+        Value expanded = parallelGeneric(
+            tb, l, type, x, map,
+            [](OpBuilder &, Location, ValueRange a) { return a[0]; }, sizes);
+        scf::YieldOp::create(tb, l, expanded);
+      },
+      [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, x); });
+  return ifOp.getResult(0);
+}
+
+Broadcast broadcastDynamic(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                           ValueRange operands, int64_t trailing) {
+  Broadcast r;
+  r.operands.assign(operands.begin(), operands.end());
+  int64_t rank = shape.size();
+  // Operand dim aligned (numpy: from the right) with result dim d, or -1.
+  auto aligned = [&](Value v, int64_t d) -> int64_t {
+    int64_t p = d - (rank - typeOf(v).getRank());
+    return p >= 0 ? p : -1;
+  };
+  for (int64_t d = 0; d < rank - trailing; ++d) {
+    // Who may set the size of dim d: operands not statically 1 there.
+    SmallVector<std::pair<unsigned, int64_t>> sources;
+    for (auto [i, v] : llvm::enumerate(operands)) {
+      int64_t p = aligned(v, d);
+      if (p >= 0 && typeOf(v).getDimSize(p) != 1)
+        sources.push_back({(unsigned)i, p});
+    }
+    bool anyDynamic = llvm::any_of(sources, [&](auto source) {
+      return typeOf(operands[source.first]).isDynamicDim(source.second);
+    });
+    if (!anyDynamic) {
+      // Static operand dims under a dynamic result dim (a result type
+      // inferred less precisely): the largest of them.
+      if (ShapedType::isDynamic(shape[d])) {
+        int64_t largest = 1;
+        for (auto [i, p] : sources)
+          largest = std::max(largest, typeOf(operands[i]).getDimSize(p));
+        r.dynSizes.push_back(indexConst(b, loc, largest));
+      }
+      continue;
+    }
+    Value size;
+    if (!ShapedType::isDynamic(shape[d])) {
+      size = indexConst(b, loc, shape[d]);
+    } else {
+      for (auto [i, p] : sources) {
+        Value s = dimValue(b, loc, operands[i], p);
+        size = size ? Value(arith::MaxUIOp::create(b, loc, size, s)) : s;
+      }
+      if (!size) // Every operand is 1 there.
+        size = indexConst(b, loc, 1);
+      r.dynSizes.push_back(size);
+    }
+    // A dynamic operand dim sharing the result dim with others may be 1 at
+    // run time while the result's is larger: expand it first.
+    if (sources.size() < 2 && ShapedType::isDynamic(shape[d]))
+      continue;
+    for (auto [i, p] : sources)
+      if (typeOf(operands[i]).isDynamicDim(p))
+        r.operands[i] = expandUnitDim(b, loc, r.operands[i], p, size);
+  }
+  return r;
 }
 
 AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
@@ -117,12 +252,13 @@ AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
 
 Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
                   ValueRange operands, ScalarFn body) {
+  Broadcast bc = broadcastDynamic(b, loc, resultType.getShape(), operands);
   SmallVector<AffineMap> maps;
-  for (Value v : operands)
-    maps.push_back(broadcastMap(b.getContext(),
-                                cast<RankedTensorType>(v.getType()).getShape(),
+  for (Value v : bc.operands)
+    maps.push_back(broadcastMap(b.getContext(), typeOf(v).getShape(),
                                 resultType.getShape()));
-  return parallelGeneric(b, loc, resultType, operands, maps, body);
+  return parallelGeneric(b, loc, resultType, bc.operands, maps, body,
+                         bc.dynSizes);
 }
 
 AffineMap droppedAxesMap(MLIRContext *ctx, int64_t rank,
@@ -144,7 +280,11 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
     if (!llvm::is_contained(axes, i))
       outShape.push_back(type.getDimSize(i));
   auto outType = RankedTensorType::get(outShape, accType);
-  Value empty = tensor::EmptyOp::create(b, loc, outShape, accType);
+  SmallVector<Value> outSizes;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!llvm::is_contained(axes, i) && type.isDynamicDim(i))
+      outSizes.push_back(dimValue(b, loc, input, i));
+  Value empty = emptyTensor(b, loc, outType, outSizes);
   Value initValue = scalarConst(b, loc, accType, init);
   Value filled =
       linalg::FillOp::create(b, loc, initValue, empty).getResult(0);
@@ -208,15 +348,88 @@ SoftmaxParts softmaxParts(OpBuilder &b, Location loc, Value x,
 }
 
 Value reshapeTo(OpBuilder &b, Location loc, Value value,
-                RankedTensorType type) {
+                RankedTensorType type, ValueRange dynSizes) {
   if (value.getType() == type)
     return value;
-  SmallVector<int64_t> dims(type.getShape());
-  auto shapeType =
-      RankedTensorType::get({(int64_t)dims.size()}, b.getI64Type());
-  Value shape = arith::ConstantOp::create(
-      b, loc, DenseIntElementsAttr::get(shapeType, dims));
+  auto from = typeOf(value);
+  if (from.hasStaticShape() && type.hasStaticShape()) {
+    SmallVector<int64_t> dims(type.getShape());
+    auto shapeType =
+        RankedTensorType::get({(int64_t)dims.size()}, b.getI64Type());
+    Value shape = arith::ConstantOp::create(
+        b, loc, DenseIntElementsAttr::get(shapeType, dims));
+    return tensor::ReshapeOp::create(b, loc, type, value, shape);
+  }
+  SmallVector<Value> sizes(dynSizes);
+  if (sizes.empty()) {
+    // Unit dims added or removed: the other dims correspond in order.
+    SmallVector<int64_t> kept;
+    for (int64_t d = 0; d < from.getRank(); ++d)
+      if (from.getDimSize(d) != 1)
+        kept.push_back(d);
+    size_t next = 0;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (type.getDimSize(d) == 1)
+        continue;
+      if (next >= kept.size())
+        llvm::report_fatal_error("reshapeTo: shapes do not correspond");
+      int64_t src = kept[next++];
+      if (type.isDynamicDim(d))
+        sizes.push_back(dimValue(b, loc, value, src));
+    }
+  }
+  // Dims that only split or merge: an expand_shape or collapse_shape, which
+  // bufferize to views and fold with their neighbours.
+  if (auto groups = getReassociationIndicesForReshape(from, type)) {
+    if (type.getRank() > from.getRank()) {
+      SmallVector<OpFoldResult> outSizes;
+      size_t next = 0;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        outSizes.push_back(
+            type.isDynamicDim(d)
+                ? OpFoldResult(sizes[next++])
+                : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+      return tensor::ExpandShapeOp::create(b, loc, type, value, *groups,
+                                           outSizes);
+    }
+    Value collapsed = tensor::CollapseShapeOp::create(b, loc, value, *groups);
+    return collapsed.getType() == type
+               ? collapsed
+               : Value(tensor::CastOp::create(b, loc, type, collapsed));
+  }
+  // Otherwise a reshape to run-time sizes (memref.reshape once bufferized).
+  SmallVector<Value> dims;
+  size_t next = 0;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    Value size = type.isDynamicDim(d) ? sizes[next++]
+                                      : indexConst(b, loc, type.getDimSize(d));
+    dims.push_back(arith::IndexCastOp::create(b, loc, b.getI64Type(), size));
+  }
+  Value shape = tensor::FromElementsOp::create(
+      b, loc, RankedTensorType::get({type.getRank()}, b.getI64Type()), dims);
   return tensor::ReshapeOp::create(b, loc, type, value, shape);
+}
+
+Value countOver(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> axes,
+                Type type) {
+  auto t = typeOf(v);
+  int64_t known = 1;
+  Value n;
+  for (int64_t a : axes) {
+    if (!t.isDynamicDim(a)) {
+      known *= t.getDimSize(a);
+      continue;
+    }
+    Value d = dimValue(b, loc, v, a);
+    n = n ? Value(arith::MulIOp::create(b, loc, n, d)) : d;
+  }
+  if (!n)
+    return scalarConst(b, loc, type, (double)known);
+  n = arith::MulIOp::create(b, loc, n, indexConst(b, loc, known));
+  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), n);
+  return isa<FloatType>(type)
+             ? Value(arith::SIToFPOp::create(b, loc, type, i64))
+             : castScalar(b, loc, i64, type);
 }
 
 Type accumulatorType(Type elt) {
@@ -230,12 +443,16 @@ Value contract(OpBuilder &b, Location loc, RankedTensorType outType,
                Type acc, Value init) {
   int64_t rank = outType.getRank() + 1;
   auto accType = RankedTensorType::get(outType.getShape(), acc);
-  if (!init)
-    init = linalg::FillOp::create(
-               b, loc, scalarConst(b, loc, acc, 0),
-               ValueRange{tensor::EmptyOp::create(b, loc, outType.getShape(),
-                                                  acc)})
+  if (!init) {
+    FailureOr<SmallVector<Value>> sizes =
+        inferDynamicSizes(b, loc, accType, {lhs, rhs}, {lhsMap, rhsMap});
+    if (failed(sizes))
+      llvm::report_fatal_error("contract: no operand gives a dynamic dim");
+    init = linalg::FillOp::create(b, loc, scalarConst(b, loc, acc, 0),
+                                  ValueRange{emptyTensor(b, loc, accType,
+                                                         *sizes)})
                .getResult(0);
+  }
   SmallVector<AffineExpr> outExprs;
   for (int64_t i = 0; i < rank - 1; ++i)
     outExprs.push_back(b.getAffineDimExpr(i));

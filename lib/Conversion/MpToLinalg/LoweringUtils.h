@@ -21,8 +21,41 @@ inline mlir::RankedTensorType typeOf(mlir::Value v) {
 }
 
 /// True when every tensor operand and result of `op` has a static shape
-/// (what the lowering handles today).
+/// (what the patterns without a dynamic-shape lowering require).
 bool allStatic(mlir::Operation *op);
+
+/// The size of dim `d` of tensor `v` as an `index` (a constant when static).
+mlir::Value dimValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                     int64_t d);
+
+/// The run-time sizes of the dynamic dims of `type`, an iteration space
+/// whose dims `inputs` read through `maps`: each from the first input that
+/// reads the dim directly (`tensor.dim`). Returns failure when some input
+/// must provide a dim and none does.
+mlir::FailureOr<llvm::SmallVector<mlir::Value>>
+inferDynamicSizes(mlir::OpBuilder &b, mlir::Location loc,
+                  mlir::RankedTensorType type, mlir::ValueRange inputs,
+                  llvm::ArrayRef<mlir::AffineMap> maps);
+
+/// A `tensor.empty` of `type`; `dynSizes` are its dynamic dims in order.
+mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type,
+                        mlir::ValueRange dynSizes = {});
+
+/// Numpy broadcasting of `operands` to the shape of `type` when dims are
+/// dynamic: the run-time size of each dynamic result dim (the largest of the
+/// operands' sizes), and the operands with any dynamic dim that is 1 at run
+/// time where the result's is not expanded along it (an `scf.if`, so that
+/// the maps can read every dynamic dim directly). Only the leading
+/// `shape.size() - trailing` dims are handled (`dynSizes` has theirs); the
+/// last `trailing` dims of each operand are left alone (matrix dims of
+/// MatMul).
+struct Broadcast {
+  llvm::SmallVector<mlir::Value> operands, dynSizes;
+};
+Broadcast broadcastDynamic(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::ArrayRef<int64_t> shape,
+                           mlir::ValueRange operands, int64_t trailing = 0);
 
 /// A constant of scalar type `type` (float or integer).
 mlir::Value scalarConst(mlir::OpBuilder &b, mlir::Location loc,
@@ -34,12 +67,14 @@ mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                        mlir::Type to);
 
 /// A parallel linalg.generic over `resultType` reading `inputs` through
-/// `inputMaps` (identity output map).
+/// `inputMaps` (identity output map). Dynamic dims of `resultType` take
+/// `dynSizes`, or when none are given the sizes of the inputs that read
+/// them directly (there must be one).
 mlir::Value parallelGeneric(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::RankedTensorType resultType,
                             mlir::ValueRange inputs,
                             llvm::ArrayRef<mlir::AffineMap> inputMaps,
-                            ScalarFn body);
+                            ScalarFn body, mlir::ValueRange dynSizes = {});
 
 /// The map reading an operand of `shape` broadcast (numpy rules) to an
 /// iteration space of `rank` dims with sizes `resultShape`.
@@ -81,9 +116,18 @@ mlir::Value withStat(mlir::OpBuilder &b, mlir::Location loc,
                      mlir::Value stat, llvm::ArrayRef<int64_t> axes,
                      ScalarFn fn);
 
-/// Reshapes `value` to the static `type` (same number of elements).
+/// Reshapes `value` to `type` (same number of elements, row-major order).
+/// Dynamic dims of `type` take `dynSizes`; without them, `type` must be
+/// `value`'s shape with unit dims added or removed (dynamic dims matched in
+/// order).
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
-                      mlir::Value value, mlir::RankedTensorType type);
+                      mlir::Value value, mlir::RankedTensorType type,
+                      mlir::ValueRange dynSizes = {});
+
+/// The number of elements over `axes` of `v`, as a scalar of float or
+/// integer type `type` (computed at run time when a dim is dynamic).
+mlir::Value countOver(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                      llvm::ArrayRef<int64_t> axes, mlir::Type type);
 
 /// An `index` constant.
 mlir::Value indexConst(mlir::OpBuilder &b, mlir::Location loc, int64_t value);

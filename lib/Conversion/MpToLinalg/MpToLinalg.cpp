@@ -77,8 +77,10 @@ struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
       std::string node = onnxNodeName(op);
       emitError(op->getLoc()) << "cannot lower '" << op->getName() << "'"
                       << (node.empty() ? "" : " (node '" + node + "')") << ": "
-                      << (dynamic ? "its shapes are dynamic (pin the graph "
-                                    "inputs with --mp-specialize-shapes)"
+                      << (dynamic ? "its shapes are dynamic and it has no "
+                                    "dynamic-shape lowering yet (pin the "
+                                    "graph inputs with --mp-specialize-shapes "
+                                    "or --input-shape)"
                                   : "this op has no CPU lowering yet");
       failedAny = true;
     });

@@ -33,14 +33,6 @@ Value maxF(OpBuilder &b, Location l, Value x, Value y) {
   return arith::MaximumFOp::create(b, l, x, y);
 }
 
-/// Elements reduced over `axes` of a static shape.
-double countOver(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes) {
-  double n = 1;
-  for (int64_t a : axes)
-    n *= shape[a];
-  return n;
-}
-
 /// Type with `elt` and the shape of `t` minus `axes`.
 RankedTensorType withoutAxes(RankedTensorType t, ArrayRef<int64_t> axes,
                              Type elt) {
@@ -62,8 +54,6 @@ struct SoftmaxLowering : public OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     Type elt = type.getElementType(), acc = accumulatorType(elt);
@@ -122,8 +112,6 @@ struct ReduceLowering : public RewritePattern {
              ReduceSumSquareOp, ReduceL2Op, ReduceL1Op, ReduceLogSumOp,
              ReduceLogSumExpOp>(op))
       return failure();
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op->getLoc();
     Value x = op->getOperand(0);
     auto inType = cast<RankedTensorType>(x.getType());
@@ -210,15 +198,14 @@ struct ReduceLowering : public RewritePattern {
                                      : Value(arith::MinSIOp::create(b, l, a, c));
                         });
                   });
-    double n = countOver(inType.getShape(), axes);
+    Value n = isa<ReduceMeanOp>(op) ? countOver(rewriter, loc, x, axes, acc)
+                                    : Value();
     r = map(rewriter, loc, r, elt,
             [&](OpBuilder &b, Location l, ValueRange a) {
               Value v = a[0];
               if (isa<ReduceMeanOp>(op))
-                v = isFloat ? Value(arith::DivFOp::create(
-                                  b, l, v, scalarConst(b, l, acc, n)))
-                            : Value(arith::DivSIOp::create(
-                                  b, l, v, scalarConst(b, l, acc, n)));
+                v = isFloat ? Value(arith::DivFOp::create(b, l, v, n))
+                            : Value(arith::DivSIOp::create(b, l, v, n));
               if (isa<ReduceL2Op>(op))
                 v = math::SqrtOp::create(b, l, v);
               if (isa<ReduceLogSumOp>(op))
@@ -255,10 +242,10 @@ Stats normalizationStats(OpBuilder &b, Location loc, Value x,
                          ArrayRef<int64_t> axes, Type stash, double eps,
                          bool rms) {
   auto type = cast<RankedTensorType>(x.getType());
-  double n = countOver(type.getShape(), axes);
+  Value n = countOver(b, loc, x, axes, stash);
   auto statsType = withoutAxes(type, axes, stash);
   auto divN = [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-    return arith::DivFOp::create(nb, l, a[0], scalarConst(nb, l, stash, n));
+    return arith::DivFOp::create(nb, l, a[0], n);
   };
   Stats s;
   if (rms) {
@@ -336,8 +323,6 @@ struct LayerNormLowering : public OpRewritePattern<LayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LayerNormOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     auto outType = cast<RankedTensorType>(op.getOutput().getType());
     SmallVector<int64_t> axes =
@@ -361,8 +346,6 @@ struct RMSNormLowering : public OpRewritePattern<RMSNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RMSNormOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     auto outType = cast<RankedTensorType>(op.getOutput().getType());
     SmallVector<int64_t> axes =

@@ -25,6 +25,145 @@ struct ConstantLowering : public OpRewritePattern<ConstantOp> {
   }
 };
 
+/// The product of dims [from, to) of `v`, as an `index`.
+Value dimProduct(OpBuilder &b, Location loc, Value v, int64_t from,
+                 int64_t to) {
+  Value p = indexConst(b, loc, 1);
+  for (int64_t d = from; d < to; ++d)
+    p = arith::MulIOp::create(b, loc, p, dimValue(b, loc, v, d));
+  return p;
+}
+
+/// a / b, or 0 when b is 0 (an empty tensor reshaped with a -1 entry).
+Value safeDiv(OpBuilder &b, Location loc, Value num, Value den) {
+  Type t = num.getType();
+  Value zero = t.isIndex() ? indexConst(b, loc, 0)
+                           : Value(arith::ConstantIntOp::create(b, loc, t, 0));
+  Value one = t.isIndex() ? indexConst(b, loc, 1)
+                          : Value(arith::ConstantIntOp::create(b, loc, t, 1));
+  Value isZero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, den, zero);
+  Value q = arith::DivUIOp::create(
+      b, loc, num, arith::SelectOp::create(b, loc, isZero, one, den));
+  return arith::SelectOp::create(b, loc, isZero, zero, q);
+}
+
+/// The run-time sizes of the dynamic dims of Reshape's result: entry i of
+/// the shape tensor, where 0 copies input dim i (unless allowzero) and -1
+/// takes the elements left over. Folds to constants and input dims when
+/// the shape tensor is a constant.
+SmallVector<Value> reshapeSizes(OpBuilder &b, Location loc, ReshapeOp op) {
+  auto type = op.getType();
+  Value in = op.getInput();
+  int64_t inRank = typeOf(in).getRank();
+  if (std::optional<SmallVector<int64_t>> shape = getConstantInts(op.getShape())) {
+    // Known entries: only the copied and the inferred dims are run-time.
+    int64_t known = 1;
+    for (auto [i, e] : llvm::enumerate(*shape))
+      if (e > 0 || (e == 0 && op.getAllowzero()))
+        known *= e;
+    SmallVector<Value> sizes;
+    for (auto [i, e] : llvm::enumerate(*shape)) {
+      if (!type.isDynamicDim(i))
+        continue;
+      if (e == 0 && (int64_t)i < inRank)
+        sizes.push_back(dimValue(b, loc, in, i));
+      else if (e == -1) {
+        Value others = indexConst(b, loc, known);
+        for (auto [j, f] : llvm::enumerate(*shape))
+          if (f == 0 && !op.getAllowzero() && (int64_t)j < inRank)
+            others = arith::MulIOp::create(b, loc, others,
+                                           dimValue(b, loc, in, j));
+        sizes.push_back(safeDiv(b, loc, dimProduct(b, loc, in, 0, inRank),
+                                others));
+      } else {
+        sizes.push_back(indexConst(b, loc, e));
+      }
+    }
+    return sizes;
+  }
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
+  Value minusOne = arith::ConstantIntOp::create(b, loc, -1, 64);
+  SmallVector<Value> entries;
+  for (int64_t i = 0; i < type.getRank(); ++i) {
+    Value e = tensor::ExtractOp::create(b, loc, op.getShape(),
+                                        ValueRange{indexConst(b, loc, i)});
+    if (!op.getAllowzero() && i < inRank) {
+      Value copy = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                              dimValue(b, loc, in, i));
+      Value isZero =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e, zero);
+      e = arith::SelectOp::create(b, loc, isZero, copy, e);
+    }
+    entries.push_back(e);
+  }
+  // -1: the input's elements over the product of the other entries.
+  Value known = arith::ConstantIntOp::create(b, loc, 1, 64);
+  for (Value e : entries) {
+    Value isInferred =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e, minusOne);
+    known = arith::MulIOp::create(
+        b, loc, known,
+        arith::SelectOp::create(
+            b, loc, isInferred, arith::ConstantIntOp::create(b, loc, 1, 64),
+            e));
+  }
+  Value total = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(), dimProduct(b, loc, in, 0, inRank));
+  Value rest = safeDiv(b, loc, total, known);
+  SmallVector<Value> sizes;
+  for (auto [i, e] : llvm::enumerate(entries)) {
+    if (!type.isDynamicDim(i))
+      continue;
+    Value isInferred =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e, minusOne);
+    sizes.push_back(arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        arith::SelectOp::create(b, loc, isInferred, rest, e)));
+  }
+  return sizes;
+}
+
+/// The run-time sizes of the dynamic dims of a Flatten, Squeeze or
+/// Unsqueeze result, from the input's dims.
+SmallVector<Value> reshapeLikeSizes(OpBuilder &b, Location loc,
+                                    Operation *op) {
+  Value in = op->getOperand(0);
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t inRank = typeOf(in).getRank(), rank = type.getRank();
+  SmallVector<Value> all;
+  if (auto flatten = dyn_cast<FlattenOp>(op)) {
+    int64_t axis = flatten.getAxis() < 0 ? flatten.getAxis() + inRank
+                                         : flatten.getAxis();
+    all = {dimProduct(b, loc, in, 0, axis),
+           dimProduct(b, loc, in, axis, inRank)};
+  } else {
+    // Squeeze drops its axes (of the input), Unsqueeze inserts unit dims
+    // at its axes (of the output); the other dims correspond in order.
+    bool squeeze = isa<SqueezeOp>(op);
+    auto axesAttr = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+    int64_t axesRank = squeeze ? inRank : rank;
+    SmallVector<int64_t> axes;
+    for (int64_t a : axesAttr.asArrayRef())
+      axes.push_back(a < 0 ? a + axesRank : a);
+    int64_t next = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!squeeze && llvm::is_contained(axes, d)) {
+        all.push_back(indexConst(b, loc, 1));
+        continue;
+      }
+      while (squeeze && llvm::is_contained(axes, next))
+        ++next;
+      all.push_back(dimValue(b, loc, in, next++));
+    }
+  }
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(all[d]);
+  return sizes;
+}
+
 /// Reshape, Flatten, Squeeze, Unsqueeze: the data keeps its order.
 struct ReshapeLikeLowering : public RewritePattern {
   ReshapeLikeLowering(MLIRContext *ctx)
@@ -34,10 +173,55 @@ struct ReshapeLikeLowering : public RewritePattern {
     if (!isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op))
       return failure();
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
-    if (!type.hasStaticShape() || !isStatic(op->getOperand(0).getType()))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
-    rewriter.replaceOp(op, reshapeTo(rewriter, op->getLoc(), op->getOperand(0),
-                                     type));
+    Location loc = op->getLoc();
+    SmallVector<Value> sizes;
+    if (!type.hasStaticShape() || !isStatic(op->getOperand(0).getType())) {
+      if (auto squeeze = dyn_cast<SqueezeOp>(op);
+          squeeze && squeeze.getAxes().empty())
+        return rewriter.notifyMatchFailure(op, "dynamic squeeze of all 1s");
+      sizes = isa<ReshapeOp>(op)
+                  ? reshapeSizes(rewriter, loc, cast<ReshapeOp>(op))
+                  : reshapeLikeSizes(rewriter, loc, op);
+    }
+    rewriter.replaceOp(
+        op, reshapeTo(rewriter, loc, op->getOperand(0), type, sizes));
+    return success();
+  }
+};
+
+/// Shape and Size of a tensor with dynamic dims: read at run time (static
+/// ones fold in the dialect).
+struct ShapeLowering : public OpRewritePattern<ShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ShapeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = op.getInput();
+    int64_t rank = typeOf(in).getRank();
+    auto clamp = [&](int64_t i) {
+      return std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank);
+    };
+    int64_t start = clamp(op.getStart());
+    int64_t end = op.getEnd() ? clamp(*op.getEnd()) : rank;
+    SmallVector<Value> dims;
+    for (int64_t d = start; d < end; ++d)
+      dims.push_back(arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getI64Type(), dimValue(rewriter, loc, in, d)));
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, op.getType(), dims);
+    return success();
+  }
+};
+
+struct SizeLowering : public OpRewritePattern<SizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SizeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value in = op.getInput();
+    Value n = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getI64Type(),
+        dimProduct(rewriter, loc, in, 0, typeOf(in).getRank()));
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, op.getType(), n);
     return success();
   }
 };
@@ -47,10 +231,11 @@ struct TransposeLowering : public OpRewritePattern<TransposeOp> {
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = op.getType();
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
-    Value init = tensor::EmptyOp::create(rewriter, op.getLoc(),
-                                         type.getShape(), type.getElementType());
+    SmallVector<Value> sizes;
+    for (auto [d, p] : llvm::enumerate(op.getPerm()))
+      if (type.isDynamicDim(d))
+        sizes.push_back(dimValue(rewriter, op.getLoc(), op.getInput(), p));
+    Value init = emptyTensor(rewriter, op.getLoc(), type, sizes);
     rewriter.replaceOp(op, linalg::TransposeOp::create(rewriter, op.getLoc(),
                                                        op.getInput(), init,
                                                        op.getPerm())
@@ -64,8 +249,6 @@ struct ConcatLowering : public OpRewritePattern<ConcatOp> {
   LogicalResult matchAndRewrite(ConcatOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = op.getType();
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     int64_t axis = (int64_t)op.getAxis();
     if (axis < 0)
       axis += type.getRank();
@@ -192,19 +375,26 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
     auto data = cast<RankedTensorType>(op.getData().getType());
     auto idx = cast<RankedTensorType>(op.getIndices().getType());
     auto type = op.getType();
-    if (!type.hasStaticShape() || !data.hasStaticShape() ||
-        !idx.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     MLIRContext *ctx = op.getContext();
     int64_t axis = (int64_t)op.getAxis();
     if (axis < 0)
       axis += data.getRank();
+    // Indices are checked against the gathered dim's static size.
+    if (data.isDynamicDim(axis))
+      return rewriter.notifyMatchFailure(op, "dynamic gathered dim");
     int64_t q = idx.getRank(), rank = type.getRank();
     SmallVector<AffineExpr> idxExprs;
     for (int64_t i = 0; i < q; ++i)
       idxExprs.push_back(getAffineDimExpr(axis + i, ctx));
     AffineMap idxMap = AffineMap::get(rank, 0, idxExprs, ctx);
     Location loc = op.getLoc();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < rank; ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(
+            d < axis       ? dimValue(rewriter, loc, op.getData(), d)
+            : d < axis + q ? dimValue(rewriter, loc, op.getIndices(), d - axis)
+                           : dimValue(rewriter, loc, op.getData(), d - q + 1));
     Value r = parallelGeneric(
         rewriter, loc, type, op.getIndices(), idxMap,
         [&](OpBuilder &b, Location l, ValueRange a) {
@@ -219,7 +409,8 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
               coords.push_back(linalg::IndexOp::create(b, l, d - 1 + q));
           }
           return tensor::ExtractOp::create(b, l, op.getData(), coords);
-        });
+        },
+        sizes);
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -331,7 +522,8 @@ struct RangeLowering : public OpRewritePattern<RangeOp> {
 } // namespace
 
 void populateShapeToTensorPatterns(RewritePatternSet &patterns) {
-  patterns.add<ConstantLowering, ReshapeLikeLowering, TransposeLowering,
+  patterns.add<ConstantLowering, ReshapeLikeLowering, ShapeLowering,
+               SizeLowering, TransposeLowering,
                ConcatLowering, ExpandLowering, SliceLowering, SplitLowering,
                GatherLowering, TileLowering, TriluLowering, RangeLowering>(
       patterns.getContext());

@@ -1,0 +1,218 @@
+"""Dynamic shapes in the JIT (``mp.compile(..., dynamic_shapes=True)``,
+``mp-run --dynamic-shapes``; issue: lower mp to linalg and run on the CPU).
+
+With dynamic shapes the model's dynamic dims stay dynamic through the
+lowering, so one compiled variant serves every input shape: sizes are read
+at run time, numpy broadcasting of dims known only at run time is decided at
+run time, and outputs come back in the shapes the run produced. Every check
+compares with onnxruntime on the same model and inputs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mp
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("MP_BUILD_DIR", REPO / "build"))
+if not BUILD.is_absolute():
+    BUILD = REPO / BUILD
+MP_RUN = BUILD / "bin" / "mp-run"
+DECODER = REPO / "examples" / "tts_decoder" / "model.onnx"
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from onnx import TensorProto, helper  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _needs_capi():
+    if not mp.library_path().is_file():
+        pytest.skip(f"libMPCAPI.so is not built ({mp.library_path()})")
+
+
+def _ort(path, feeds):
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    return dict(zip(names, sess.run(None, feeds)))
+
+
+def _decoder_inputs(rng, batch, enc_len, past):
+    feeds = {"mel_frame": rng.standard_normal((batch, 1, 80)),
+             "encoder_out": rng.standard_normal((batch, enc_len, 128))}
+    for layer in range(2):
+        for kind in ("key", "value"):
+            feeds[f"past_{kind}_{layer}"] = rng.standard_normal((batch, 4, past, 32))
+    return {k: v.astype(np.float32) for k, v in feeds.items()}
+
+
+SHAPES = [(2, 10, 5), (1, 3, 0), (3, 17, 12), (1, 1, 1)]
+
+
+@pytest.mark.parametrize("precision", ["fp32", "mixed"])
+def test_decoder_one_variant_for_every_shape(precision):
+    """The bundled TTS decoder, compiled once, runs batch 1-3, encoder
+    lengths 1-17 and KV caches of 0-12 positions like onnxruntime (fp32 to
+    1e-4; mixed within 2e-2 of fp32, as the precision tables allow)."""
+    rng = np.random.default_rng(0)
+    model = mp.compile(DECODER, precision, dynamic_shapes=True)
+    for batch, enc_len, past in SHAPES:
+        feeds = _decoder_inputs(rng, batch, enc_len, past)
+        ours = model.run(feeds)
+        ref = _ort(DECODER, feeds)
+        for name, expected in ref.items():
+            assert ours[name].shape == expected.shape, (name, batch, enc_len, past)
+            tol = 1e-4 if precision == "fp32" else 2e-2
+            np.testing.assert_allclose(ours[name], expected, rtol=tol, atol=tol,
+                                       err_msg=f"{name} at {batch, enc_len, past}")
+    assert model.num_variants == 1
+
+
+def test_decoder_dynamic_matches_specialized():
+    """The dynamic variant computes what the per-shape one computes."""
+    rng = np.random.default_rng(1)
+    feeds = _decoder_inputs(rng, 2, 9, 4)
+    dynamic = mp.compile(DECODER, dynamic_shapes=True).run(feeds)
+    static = mp.compile(DECODER).run(feeds)
+    for name in static:
+        np.testing.assert_allclose(dynamic[name], static[name], rtol=1e-6, atol=1e-6)
+
+
+def _save(tmp_path, graph, opset=17):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    path = tmp_path / "model.onnx"
+    onnx.save(model, path)
+    return path
+
+
+def test_broadcast_decided_at_run_time(tmp_path):
+    """Dims known only at run time may be 1 there and broadcast: Add of
+    [a, 4] and [b, 4] with a or b equal to 1, and MatMul batch dims the
+    same way."""
+    f = TensorProto.FLOAT
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "y"], ["sum"]),
+         helper.make_node("MatMul", ["p", "q"], ["prod"])],
+        "broadcast",
+        [helper.make_tensor_value_info("x", f, ["a", 4]),
+         helper.make_tensor_value_info("y", f, ["b", 4]),
+         helper.make_tensor_value_info("p", f, ["c", 2, 3]),
+         helper.make_tensor_value_info("q", f, ["d", 3, 5])],
+        [helper.make_tensor_value_info("sum", f, None),
+         helper.make_tensor_value_info("prod", f, None)])
+    path = _save(tmp_path, graph)
+    model = mp.compile(path, dynamic_shapes=True)
+    rng = np.random.default_rng(2)
+    for a, b, c, d in [(3, 3, 2, 2), (1, 5, 1, 4), (6, 1, 3, 1), (1, 1, 1, 1)]:
+        feeds = {"x": rng.standard_normal((a, 4)), "y": rng.standard_normal((b, 4)),
+                 "p": rng.standard_normal((c, 2, 3)), "q": rng.standard_normal((d, 3, 5))}
+        feeds = {k: v.astype(np.float32) for k, v in feeds.items()}
+        ours, ref = model.run(feeds), _ort(path, feeds)
+        for name in ("sum", "prod"):
+            assert ours[name].shape == ref[name].shape
+            np.testing.assert_allclose(ours[name], ref[name], rtol=1e-5, atol=1e-6)
+    assert model.num_variants == 1
+
+
+def test_shape_computations_at_run_time(tmp_path):
+    """Shape -> Gather -> Concat -> Reshape chains, Reshape with 0 and -1,
+    Flatten, Unsqueeze/Squeeze, Transpose, Softmax, ReduceMean and
+    LayerNormalization over dims known only at run time."""
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    const = lambda name, values: helper.make_node(  # noqa: E731
+        "Constant", [], [name],
+        value=helper.make_tensor(name, i64, [len(values)], values))
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        const("idx0", [0]),
+        helper.make_node("Gather", ["shape", "idx0"], ["batch"], axis=0),
+        const("rest", [-1, 4]),
+        helper.make_node("Concat", ["batch", "rest"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1]),
+        helper.make_node("Softmax", ["t"], ["s"], axis=-1),
+        const("axes", [1]),
+        helper.make_node("Unsqueeze", ["s", "axes"], ["u"]),
+        helper.make_node("Squeeze", ["u", "axes"], ["sq"]),
+        helper.make_node("ReduceMean", ["sq", "axes"], ["m"], keepdims=1),
+        const("split", [0, 0, 2, -1]),
+        helper.make_node("Reshape", ["x", "split"], ["heads"]),
+        helper.make_node("Flatten", ["heads"], ["flat"], axis=2),
+        helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["ln"],
+                         axis=-1, epsilon=1e-5),
+    ]
+    gamma = helper.make_tensor("gamma", f, [8], np.linspace(0.5, 1.5, 8).tolist())
+    beta = helper.make_tensor("beta", f, [8], np.linspace(-1, 1, 8).tolist())
+    graph = helper.make_graph(
+        nodes, "shapes", [helper.make_tensor_value_info("x", f, ["batch", "seq", 8])],
+        [helper.make_tensor_value_info(n, f, None)
+         for n in ("s", "m", "flat", "ln")], initializer=[gamma, beta])
+    path = _save(tmp_path, graph, opset=18)
+    model = mp.compile(path, dynamic_shapes=True)
+    rng = np.random.default_rng(3)
+    for batch, seq in [(2, 3), (1, 1), (4, 6), (3, 5)]:
+        feeds = {"x": rng.standard_normal((batch, seq, 8)).astype(np.float32)}
+        ours, ref = model.run(feeds), _ort(path, feeds)
+        for name, expected in ref.items():
+            assert ours[name].shape == expected.shape, (name, batch, seq)
+            np.testing.assert_allclose(ours[name], expected, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{name} at {batch, seq}")
+    assert model.num_variants == 1
+
+
+def test_named_dims_must_agree():
+    """Inputs whose dims the model names alike ("batch") must agree at run
+    time: the error names both inputs and the dim."""
+    rng = np.random.default_rng(4)
+    feeds = _decoder_inputs(rng, 2, 5, 3)
+    feeds["encoder_out"] = feeds["encoder_out"][:1]
+    model = mp.compile(DECODER, dynamic_shapes=True)
+    with pytest.raises(mp.Error, match=r"input 'encoder_out' has batch = 1 "
+                                       r"\(dim 0\), input 'mel_frame' has batch = 2"):
+        model.run(feeds)
+
+
+def test_rank_and_static_dims_still_checked():
+    rng = np.random.default_rng(5)
+    feeds = _decoder_inputs(rng, 2, 5, 3)
+    feeds["mel_frame"] = np.zeros((2, 1, 81), np.float32)
+    model = mp.compile(DECODER, dynamic_shapes=True)
+    with pytest.raises(mp.Error, match=r"input 'mel_frame' is f32\[2, 1, 81\], "
+                                       r"the model expects 'tensor<\?x1x80xf32>'"):
+        model.run(feeds)
+
+
+def test_op_without_dynamic_lowering_is_named(tmp_path):
+    """An op that has no dynamic-shape lowering yet is named with its node,
+    and the error says how to pin the shapes."""
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    pads = helper.make_tensor("pads", i64, [4], [0, 1, 0, 1])
+    graph = helper.make_graph(
+        [helper.make_node("Pad", ["x", "pads"], ["y"], name="the_pad")], "pad",
+        [helper.make_tensor_value_info("x", f, ["n", 3])],
+        [helper.make_tensor_value_info("y", f, None)], initializer=[pads])
+    path = _save(tmp_path, graph)
+    model = mp.compile(path, dynamic_shapes=True)
+    with pytest.raises(mp.Error, match=r"cannot lower 'mp.pad' \(node 'the_pad'\): "
+                                       r"its shapes are dynamic and it has no "
+                                       r"dynamic-shape lowering yet"):
+        model.run({"x": np.zeros((2, 3), np.float32)})
+    # Without dynamic shapes the same model runs (specialized per shape).
+    out = mp.compile(path).run({"x": np.ones((2, 3), np.float32)})["y"]
+    assert out.shape == (2, 5)
+
+
+def test_mp_run_dynamic_shapes_flag():
+    if not MP_RUN.is_file():
+        pytest.skip("mp-run is not built")
+    proc = subprocess.run([str(MP_RUN), str(DECODER), "--dynamic-shapes", "--compare",
+                           str(DECODER.parent / "test_data_set_0")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("PASS") == 6, proc.stdout

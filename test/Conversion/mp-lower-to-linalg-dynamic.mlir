@@ -1,0 +1,194 @@
+// RUN: mp-opt %s -split-input-file --mp-lower-to-linalg --canonicalize --cse | FileCheck %s
+
+// Dims known only at run time: sizes come from tensor.dim, and a dynamic
+// dim that meets another operand's may be 1 at run time, so it is expanded
+// first when it is (numpy broadcasting decided at run time).
+
+// CHECK-LABEL: func.func @add_dynamic
+// CHECK-SAME: (%[[A:.+]]: tensor<?x4xf32>, %[[B:.+]]: tensor<?x4xf32>)
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[DA:.+]] = tensor.dim %[[A]], %[[C0]]
+// CHECK-DAG: %[[DB:.+]] = tensor.dim %[[B]], %[[C0]]
+// CHECK: %[[N:.+]] = arith.maxui %[[DA]], %[[DB]] : index
+// CHECK: %[[A2:.+]] = scf.if %{{.+}} -> (tensor<?x4xf32>) {
+// CHECK:   tensor.empty(%[[N]]) : tensor<?x4xf32>
+// CHECK:   linalg.generic {{.*}} ins(%[[A]] : tensor<?x4xf32>)
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[A]]
+// CHECK: %[[B2:.+]] = scf.if
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[B]]
+// CHECK: %[[E:.+]] = tensor.empty(%[[N]]) : tensor<?x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[A2]], %[[B2]] : tensor<?x4xf32>, tensor<?x4xf32>) outs(%[[E]] : tensor<?x4xf32>)
+// CHECK: arith.addf
+func.func @add_dynamic(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = mp.add %a, %b : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// One operand sets the dynamic dim: no run-time check.
+// CHECK-LABEL: func.func @bias_dynamic
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x8xf32>, %[[B:.+]]: tensor<8xf32>)
+// CHECK-NOT: scf.if
+// CHECK-DAG: %[[D0:.+]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[D1:.+]] = tensor.dim %[[X]], %c1
+// CHECK: tensor.empty(%[[D0]], %[[D1]]) : tensor<?x?x8xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[X]], %[[B]] : tensor<?x?x8xf32>, tensor<8xf32>)
+func.func @bias_dynamic(%x: tensor<?x?x8xf32>, %b: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  %0 = mp.add %x, %b : (tensor<?x?x8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  return %0 : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Batch dims of MatMul broadcast like elementwise ones; m comes from the
+// lhs and n from the rhs.
+// CHECK-LABEL: func.func @matmul_dynamic
+// CHECK-SAME: (%[[L:.+]]: tensor<?x4x?x8xf32>, %[[R:.+]]: tensor<?x4x8x?xf32>)
+// CHECK: arith.maxui
+// CHECK: %[[L2:.+]] = scf.if
+// CHECK: %[[R2:.+]] = scf.if
+// CHECK-DAG: %[[B:.+]] = tensor.dim %[[L2]], %c0
+// CHECK-DAG: %[[M:.+]] = tensor.dim %[[L2]], %c2
+// CHECK-DAG: %[[N:.+]] = tensor.dim %[[R2]], %c3
+// CHECK: tensor.empty(%[[B]], %[[M]], %[[N]]) : tensor<?x4x?x?xf32>
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]
+func.func @matmul_dynamic(%l: tensor<?x4x?x8xf32>, %r: tensor<?x4x8x?xf32>) -> tensor<?x4x?x?xf32> {
+  %0 = mp.matmul %l, %r : (tensor<?x4x?x8xf32>, tensor<?x4x8x?xf32>) -> tensor<?x4x?x?xf32>
+  return %0 : tensor<?x4x?x?xf32>
+}
+
+// -----
+
+// A mean over a dynamic dim divides by its run-time size.
+// CHECK-LABEL: func.func @mean_dynamic
+// CHECK-SAME: (%[[X:.+]]: tensor<2x?xf32>)
+// CHECK: %[[D:.+]] = tensor.dim %[[X]], %c1
+// CHECK: %[[I:.+]] = arith.index_cast %[[D]] : index to i64
+// CHECK: %[[N:.+]] = arith.sitofp %[[I]] : i64 to f32
+// CHECK: linalg.generic
+// CHECK: arith.divf %{{.+}}, %[[N]] : f32
+func.func @mean_dynamic(%x: tensor<2x?xf32>) -> tensor<2x1xf32> {
+  %0 = mp.reduce_mean %x {axes = array<i64: 1>} : tensor<2x?xf32> -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @softmax_dynamic
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?xf32>)
+// CHECK: %[[D0:.+]] = tensor.dim %[[X]], %c0
+// CHECK: tensor.empty(%[[D0]]) : tensor<?xf32>
+// CHECK: arith.maximumf
+// CHECK: %[[D1:.+]] = tensor.dim %[[X]], %c1
+// CHECK: tensor.empty(%[[D0]], %[[D1]]) : tensor<?x?xf32>
+// CHECK: math.exp
+// CHECK: arith.divf
+func.func @softmax_dynamic(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = mp.softmax %x {axes = array<i64: 1>} : tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @layer_norm_dynamic
+// CHECK-SAME: (%[[X:.+]]: tensor<?x1x8xf32>
+// CHECK: %[[D:.+]] = tensor.dim %[[X]], %c0
+// CHECK: tensor.empty(%[[D]]) : tensor<?x1xf32>
+// CHECK: tensor.empty(%[[D]]) : tensor<?x1x8xf32>
+// The statistics keep their unit dim: a view, not a copy.
+// CHECK: tensor.expand_shape %{{.+}} {{\[}}[0], [1, 2]] output_shape [%[[D]], 1, 1] : tensor<?x1xf32> into tensor<?x1x1xf32>
+func.func @layer_norm_dynamic(%x: tensor<?x1x8xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<?x1x8xf32>, tensor<?x1x1xf32>) {
+  %y, %m, %i = mp.layer_norm %x, %s bias %b {stash_type = f32} : (tensor<?x1x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x1x8xf32>, tensor<?x1x1xf32>, tensor<?x1x1xf32>)
+  return %y, %m : tensor<?x1x8xf32>, tensor<?x1x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose_dynamic
+// CHECK-SAME: (%[[X:.+]]: tensor<?x4x?x8xf32>)
+// CHECK-DAG: %[[D0:.+]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[D2:.+]] = tensor.dim %[[X]], %c2
+// CHECK: %[[E:.+]] = tensor.empty(%[[D0]], %[[D2]]) : tensor<?x?x4x8xf32>
+// CHECK: linalg.transpose ins(%[[X]] : tensor<?x4x?x8xf32>) outs(%[[E]] : tensor<?x?x4x8xf32>) permutation = [0, 2, 1, 3]
+func.func @transpose_dynamic(%x: tensor<?x4x?x8xf32>) -> tensor<?x?x4x8xf32> {
+  %0 = mp.transpose %x {perm = array<i64: 0, 2, 1, 3>} : tensor<?x4x?x8xf32> -> tensor<?x?x4x8xf32>
+  return %0 : tensor<?x?x4x8xf32>
+}
+
+// -----
+
+// Reshape to a constant shape with 0 (copy) and -1 (inferred) entries:
+// the split is a view with sizes from the input.
+// CHECK-LABEL: func.func @reshape_split_heads
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x128xf32>)
+// The -1 is the elements over the 0-copied and the given dims (0 when
+// that is 0).
+// CHECK: %[[D0:.+]] = tensor.dim %[[X]], %c0
+// CHECK: %[[OTHERS:.+]] = arith.muli %[[D0]], %c128
+// CHECK: %[[D1:.+]] = tensor.dim %[[X]], %c1
+// CHECK: arith.divui
+// CHECK: %[[INFERRED:.+]] = arith.select
+// CHECK: tensor.expand_shape %[[X]] {{\[}}[0], [1], [2, 3]] output_shape [%[[D0]], %[[INFERRED]], 4, 32] : tensor<?x?x128xf32> into tensor<?x?x4x32xf32>
+func.func @reshape_split_heads(%x: tensor<?x?x128xf32>) -> tensor<?x?x4x32xf32> {
+  %s = mp.constant dense<[0, -1, 4, 32]> : tensor<4xi64>
+  %0 = mp.reshape %x, %s : (tensor<?x?x128xf32>, tensor<4xi64>) -> tensor<?x?x4x32xf32>
+  return %0 : tensor<?x?x4x32xf32>
+}
+
+// -----
+
+// A shape computed at run time (from Shape) is read element by element.
+// CHECK-LABEL: func.func @reshape_runtime_shape
+// CHECK-SAME: (%[[X:.+]]: tensor<?x6xf32>, %[[Y:.+]]: tensor<?x2x3xf32>)
+// CHECK: tensor.from_elements
+// CHECK: tensor.reshape %[[X]]
+func.func @reshape_runtime_shape(%x: tensor<?x6xf32>, %y: tensor<?x2x3xf32>) -> tensor<?x?x?xf32> {
+  %s = mp.shape %y : tensor<?x2x3xf32> -> tensor<3xi64>
+  %0 = mp.reshape %x, %s : (tensor<?x6xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @squeeze_unsqueeze_flatten
+// CHECK-SAME: (%[[X:.+]]: tensor<?x1x?xf32>)
+// CHECK: tensor.collapse_shape %[[X]] {{\[}}[0], [1, 2]] : tensor<?x1x?xf32> into tensor<?x?xf32>
+// CHECK: tensor.expand_shape %[[X]] {{\[}}[0], [1], [2, 3]]
+// CHECK-SAME: into tensor<?x1x?x1xf32>
+// Flatten at the last axis: [all, 1], to sizes computed at run time.
+// CHECK: %[[F:.+]] = arith.muli
+// CHECK: %[[FI:.+]] = arith.index_cast %[[F]] : index to i64
+// CHECK: %[[S:.+]] = tensor.from_elements %[[FI]], %c1_i64 : tensor<2xi64>
+// CHECK: tensor.reshape %[[X]](%[[S]])
+func.func @squeeze_unsqueeze_flatten(%x: tensor<?x1x?xf32>) -> (tensor<?x?xf32>, tensor<?x1x?x1xf32>, tensor<?x1xf32>) {
+  %0 = mp.squeeze %x {axes = array<i64: 1>} : tensor<?x1x?xf32> -> tensor<?x?xf32>
+  %1 = mp.unsqueeze %0 {axes = array<i64: 1, 3>} : tensor<?x?xf32> -> tensor<?x1x?x1xf32>
+  %2 = mp.flatten %x {axis = 3 : i64} : tensor<?x1x?xf32> -> tensor<?x1xf32>
+  return %0, %1, %2 : tensor<?x?xf32>, tensor<?x1x?x1xf32>, tensor<?x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @concat_shape_gather
+// CHECK-SAME: (%[[P:.+]]: tensor<?x4x?x8xf32>, %[[N:.+]]: tensor<?x4x1x8xf32>, %[[I:.+]]: tensor<?x?xi64>, %[[T:.+]]: tensor<10x8xf32>)
+// CHECK: tensor.insert_slice %[[P]]
+// CHECK: tensor.insert_slice %[[N]]
+// The shape of a dynamic tensor is read at run time.
+// CHECK: tensor.from_elements {{.*}} : tensor<4xi64>
+// Gathering rows of a static table by dynamic indices.
+// CHECK: tensor.dim %[[I]], %c0
+// CHECK: tensor.dim %[[I]], %c1
+// CHECK: linalg.generic
+// CHECK: tensor.extract %[[T]]
+func.func @concat_shape_gather(%p: tensor<?x4x?x8xf32>, %n: tensor<?x4x1x8xf32>, %i: tensor<?x?xi64>, %t: tensor<10x8xf32>) -> (tensor<?x4x?x8xf32>, tensor<4xi64>, tensor<?x?x8xf32>) {
+  %0 = mp.concat %p, %n {axis = 2 : i64} : (tensor<?x4x?x8xf32>, tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
+  %1 = mp.shape %0 : tensor<?x4x?x8xf32> -> tensor<4xi64>
+  %2 = mp.gather %t, %i {axis = 0 : i64} : (tensor<10x8xf32>, tensor<?x?xi64>) -> tensor<?x?x8xf32>
+  return %0, %1, %2 : tensor<?x4x?x8xf32>, tensor<4xi64>, tensor<?x?x8xf32>
+}
