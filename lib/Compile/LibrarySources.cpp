@@ -61,9 +61,13 @@ std::string cString(StringRef s) {
   return out + "\"";
 }
 
+/// "2, 3" (-1 for a dim fixed at run time).
 std::string dimsList(ArrayRef<int64_t> shape) {
   return llvm::join(llvm::map_range(shape,
-                                    [](int64_t d) { return std::to_string(d); }),
+                                    [](int64_t d) {
+                                      return std::to_string(
+                                          ShapedType::isDynamic(d) ? -1 : d);
+                                    }),
                     ", ");
 }
 
@@ -157,13 +161,108 @@ void emitKvCacheCheck(llvm::raw_ostream &os, const EntrySignature &entry) {
 
 } // namespace
 
+/// The wrapper of an entry with dynamic dims (CPU): mp_model_run_shaped
+/// builds descriptors from the caller's shapes, checks that dims the model
+/// names alike agree, and copies the returned outputs into malloc'ed
+/// buffers (freeing what the compiled code allocated).
+void emitShapedRun(llvm::raw_ostream &os, const EntrySignature &entry) {
+  os << "void _mlir_memref_to_llvm_free(void *);\n\n"
+     << "static void mp_strides(const int64_t *sizes, int64_t *strides, "
+        "int rank) {\n"
+     << "  int64_t s = 1;\n"
+     << "  for (int d = rank - 1; d >= 0; --d) {\n"
+     << "    strides[d] = s;\n    s *= sizes[d];\n  }\n}\n\n"
+     << "MP_EXPORT int32_t mp_model_run(const void *const *in, "
+        "void *const *out) {\n"
+     << "  (void)in;\n  (void)out;\n"
+     << "  return mp_set_error(MP_ERROR_INVALID, \"this library has dims "
+        "fixed at run time: run it with mp_library_run_shaped\");\n}\n\n"
+     << "MP_EXPORT int32_t mp_model_run_shaped(const mp_shaped_tensor *in, "
+        "mp_shaped_tensor *out) {\n";
+  // Dims named alike ("batch") must agree.
+  llvm::StringMap<std::pair<size_t, size_t>> first;
+  for (auto [i, declared] : llvm::enumerate(entry.declaredInputs)) {
+    if (i >= entry.inputs.size())
+      break;
+    for (auto [d, name] : llvm::enumerate(declared.names)) {
+      if (name.empty() || d >= entry.inputs[i].shape.size())
+        continue;
+      auto [it, inserted] = first.try_emplace(name, i, d);
+      if (inserted)
+        continue;
+      auto [fi, fd] = it->second;
+      std::string format = ("input '" + entry.inputs[i].name + "' has " +
+                            name + " = %lld (dim " + Twine(d) +
+                            "), input '" + entry.inputs[fi].name + "' has " +
+                            name + " = %lld")
+                               .str();
+      os << "  if (in[" << i << "].shape[" << d << "] != in[" << fi
+         << "].shape[" << fd << "]) {\n    char message[512];\n"
+         << "    snprintf(message, sizeof message, " << cString(format)
+         << ", (long long)in[" << i << "].shape[" << d << "], (long long)in["
+         << fi << "].shape[" << fd << "]);\n"
+         << "    return mp_set_error(MP_ERROR_INVALID, message);\n  }\n";
+    }
+  }
+  os << "  struct {";
+  for (auto [j, t] : llvm::enumerate(entry.outputs))
+    os << " mp_memref_" << t.shape.size() << " r" << j << ";";
+  os << " } results;\n";
+  for (auto [i, t] : llvm::enumerate(entry.inputs)) {
+    size_t rank = t.shape.size();
+    os << "  mp_memref_" << rank << " a" << i << " = {in[" << i
+       << "].data, in[" << i << "].data, 0";
+    if (rank) {
+      os << ", {";
+      for (size_t d = 0; d < rank; ++d)
+        os << (d ? ", " : "") << "in[" << i << "].shape[" << d << "]";
+      os << "}, {0}";
+    }
+    os << "};\n";
+    if (rank)
+      os << "  mp_strides(a" << i << ".sizes, a" << i << ".strides, " << rank
+         << ");\n";
+  }
+  os << "  " << entry.symbol << "(&results";
+  for (size_t i = 0; i < entry.inputs.size(); ++i)
+    os << ", &a" << i;
+  os << ");\n  int32_t status = MP_OK;\n";
+  // Outputs may share a buffer (one value returned twice): freed once.
+  for (auto [j, t] : llvm::enumerate(entry.outputs)) {
+    size_t rank = t.shape.size();
+    int64_t eltBytes = HostTensor::elementBytes(t.elementType);
+    os << "  {\n    size_t bytes = " << eltBytes << ";\n";
+    for (size_t d = 0; d < rank; ++d)
+      os << "    out[" << j << "].shape[" << d << "] = results.r" << j
+         << ".sizes[" << d << "];\n    bytes *= (size_t)results.r" << j
+         << ".sizes[" << d << "];\n";
+    os << "    out[" << j << "].data = malloc(bytes ? bytes : 1);\n"
+       << "    if (!out[" << j << "].data)\n"
+       << "      status = mp_set_error(MP_ERROR_OUT_OF_MEMORY, "
+       << cString("no memory for output '" + t.name + "'") << ");\n"
+       << "    else\n      memcpy(out[" << j << "].data, (char *)results.r"
+       << j << ".aligned + results.r" << j << ".offset * " << eltBytes
+       << ", bytes);\n";
+    os << "    if (1";
+    for (size_t k = 0; k < j; ++k)
+      os << " && results.r" << j << ".allocated != results.r" << k
+         << ".allocated";
+    os << ")\n      _mlir_memref_to_llvm_free(results.r" << j
+       << ".allocated);\n  }\n";
+  }
+  os << "  if (status != MP_OK)\n    for (int j = 0; j < "
+     << entry.outputs.size() << "; ++j) {\n      free(out[j].data);\n"
+     << "      out[j].data = 0;\n    }\n  return status;\n}\n";
+}
+
 std::string wrapperSource(const EntrySignature &entry,
                           const LibraryOptions &options) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "/* Generated by mp-compile from " << options.sourcePath
      << ": the library's exported entry points. */\n"
-     << "#include <stdint.h>\n#include <stdio.h>\n#include <string.h>\n"
+     << "#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+     << "#include <string.h>\n"
      << "#include \"mp/runtime.h\"\n\n"
      << "#define MP_EXPORT __attribute__((visibility(\"default\")))\n\n";
   // One memref descriptor type per rank used.
@@ -178,16 +277,19 @@ std::string wrapperSource(const EntrySignature &entry,
       os << " int64_t sizes[" << rank << "], strides[" << rank << "];";
     os << " } mp_memref_" << rank << ";\n";
   }
-  // The entry takes every input, then the outputs not updated in place.
+  // The entry takes every input, then the outputs not updated in place
+  // (with dynamic dims, it returns the outputs through its first argument).
   std::vector<int> inPlaceBy = entry.updatedBy();
   std::vector<std::string> argNames;
   os << "\nextern void " << entry.symbol << "(";
+  if (entry.returnsOutputs)
+    os << "void *" << (entry.inputs.empty() ? "" : ", ");
   for (auto [i, t] : llvm::enumerate(entry.inputs)) {
     os << (i ? ", " : "") << "mp_memref_" << t.shape.size() << " *";
     argNames.push_back("a" + std::to_string(i));
   }
   for (auto [i, t] : llvm::enumerate(entry.outputs)) {
-    if (isInPlace(entry, i))
+    if (isInPlace(entry, i) || entry.returnsOutputs)
       continue;
     os << (argNames.empty() ? "" : ", ") << "mp_memref_" << t.shape.size()
        << " *";
@@ -209,8 +311,12 @@ std::string wrapperSource(const EntrySignature &entry,
      << (isCuda(options) ? options.cuda.chips.size() : 0)
      << ", gpu_archs};\n\n"
      << "MP_EXPORT const mp_model_desc *mp_model_describe(void) {\n"
-     << "  return &description;\n}\n\n"
-     << (isCuda(options) ? cudaRunState(entry) : std::string())
+     << "  return &description;\n}\n\n";
+  if (entry.returnsOutputs) {
+    emitShapedRun(os, entry);
+    return text;
+  }
+  os << (isCuda(options) ? cudaRunState(entry) : std::string())
      << "MP_EXPORT int32_t mp_model_run(const void *const *in, "
         "void *const *out) {\n";
   auto bytes = [](const HostTensor &t) {
@@ -328,16 +434,30 @@ std::string headerSource(const EntrySignature &entry,
      << " * Target: " << (isCuda(options) ? "cuda" : "cpu");
   if (isCuda(options))
     os << " (" << llvm::join(options.cuda.chips, ", ") << ")";
-  os << ", precision: " << options.precision << ".\n *\n"
-     << " * mp_model_run(inputs, outputs) takes dense row-major host "
-        "buffers:\n";
+  os << ", precision: " << options.precision << ".\n *\n";
+  if (entry.returnsOutputs)
+    os << " * Dims shown as ? are fixed at run time: mp_model_run_shaped(inputs,"
+          " outputs)\n * takes host tensors with their shapes and sets each "
+          "output's shape and a\n * buffer the caller frees with mp_free "
+          "(mp_model_run refuses to run):\n";
+  else
+    os << " * mp_model_run(inputs, outputs) takes dense row-major host "
+          "buffers:\n";
+  auto dims = [](ArrayRef<int64_t> shape) {
+    return llvm::join(llvm::map_range(shape,
+                                      [](int64_t d) {
+                                        return ShapedType::isDynamic(d)
+                                                   ? std::string("?")
+                                                   : std::to_string(d);
+                                      }),
+                      ", ");
+  };
   for (auto [i, t] : llvm::enumerate(entry.inputs))
     os << " *   inputs[" << i << "]  " << t.name << "  "
-       << dtypeOf(t.elementType).second << "[" << dimsList(t.shape)
-       << "]\n";
+       << dtypeOf(t.elementType).second << "[" << dims(t.shape) << "]\n";
   for (auto [i, t] : llvm::enumerate(entry.outputs)) {
     os << " *   outputs[" << i << "] " << t.name << "  "
-       << dtypeOf(t.elementType).second << "[" << dimsList(t.shape) << "]";
+       << dtypeOf(t.elementType).second << "[" << dims(t.shape) << "]";
     if (isInPlace(entry, i))
       os << "  (inputs[" << entry.inPlaceOf[i] << "] updated in place: "
          << "pass one buffer for both to avoid a copy)";
@@ -354,7 +474,12 @@ std::string headerSource(const EntrySignature &entry,
      << "#include \"mp/runtime.h\"\n\n#ifdef __cplusplus\nextern \"C\" {\n"
      << "#endif\n\nconst mp_model_desc *mp_model_describe(void);\n"
      << "int32_t mp_model_run(const void *const *inputs, void *const "
-        "*outputs);\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* "
+        "*outputs);\n"
+     << (entry.returnsOutputs
+             ? "int32_t mp_model_run_shaped(const mp_shaped_tensor *inputs, "
+               "mp_shaped_tensor *outputs);\n"
+             : "")
+     << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* "
      << guard << " */\n";
   return text;
 }
@@ -368,8 +493,12 @@ std::string descriptionJson(const EntrySignature &entry,
     llvm::json::Array out;
     for (auto [i, t] : llvm::enumerate(list)) {
       llvm::json::Array shape, modelShape, dimNames;
-      for (int64_t d : t.shape)
-        shape.push_back(d);
+      bool dynamic = false;
+      for (int64_t d : t.shape) {
+        dynamic |= ShapedType::isDynamic(d);
+        shape.push_back(ShapedType::isDynamic(d) ? llvm::json::Value(nullptr)
+                                                 : llvm::json::Value(d));
+      }
       // As the model declares it: null where a dim is dynamic there (the
       // library is specialized to `shape`), with the ONNX dim names.
       if (i < declared.size()) {
@@ -385,7 +514,10 @@ std::string descriptionJson(const EntrySignature &entry,
           {"shape", std::move(shape)},
           {"model_shape", std::move(modelShape)},
           {"dim_names", std::move(dimNames)},
-          {"bytes", numElements(t) * HostTensor::elementBytes(t.elementType)},
+          {"bytes",
+           dynamic ? llvm::json::Value(nullptr)
+                   : llvm::json::Value(numElements(t) *
+                                       HostTensor::elementBytes(t.elementType))},
       });
       if (outputs && isInPlace(entry, i))
         (*out.back().getAsObject())["in_place_of"] =
@@ -403,7 +535,7 @@ std::string descriptionJson(const EntrySignature &entry,
       {"gpu_archs", std::move(archs)},
       {"precision", options.precision},
       {"source", options.sourcePath},
-      {"entry", "mp_model_run"},
+      {"entry", entry.returnsOutputs ? "mp_model_run_shaped" : "mp_model_run"},
       {"inputs", tensors(entry.inputs, entry.declaredInputs, false)},
       {"outputs", tensors(entry.outputs, entry.declaredOutputs, true)},
       {"activation_arena",

@@ -136,6 +136,10 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
   bool cuda = options.target == LibraryOptions::Target::Cuda;
   if (options.emit == LibraryOptions::Emit::Ptx && !cuda)
     return emitError(loc) << "--emit ptx needs --target cuda";
+  if (cuda && entry.returnsOutputs)
+    return emitError(loc) << "dynamic dims need --target cpu for now: the "
+                             "CUDA kernels are generated for static shapes "
+                             "(pin them with --input-shape)";
 
   PassManager pm(ctx, ModuleOp::getOperationName());
   if (cuda) {
@@ -160,7 +164,7 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
                         UnitAttr::get(ctx));
   } else {
     progress << "mp-compile: lowering for the CPU\n";
-    buildCpuPipeline(pm, /*resultsAsOutParams=*/true,
+    buildCpuPipeline(pm, /*resultsAsOutParams=*/!entry.returnsOutputs,
                      /*pooledAllocations=*/true);
   }
   // The --mlir-print-ir-* options, where the tool registered them.

@@ -97,7 +97,11 @@ bool CompiledLibrary::run(ArrayRef<HostTensor> inputs,
       error = "missing input '" + spec.name + "' (" + spec.describe() + ")";
       return false;
     }
-    if (given->elementType != spec.elementType || given->shape != spec.shape) {
+    bool fits = given->elementType == spec.elementType &&
+                given->shape.size() == spec.shape.size();
+    for (size_t d = 0; fits && d < spec.shape.size(); ++d)
+      fits = spec.shape[d] < 0 || spec.shape[d] == given->shape[d];
+    if (!fits) {
       error = "input '" + spec.name + "' is " + given->describe() +
               ", the library was compiled for " + spec.describe();
       return false;
@@ -111,6 +115,8 @@ bool CompiledLibrary::run(ArrayRef<HostTensor> inputs,
       return false;
     }
   out = outputSpecs;
+  if (mp_library_has_dynamic_shapes(library))
+    return runShaped(inputs, out, status, error);
   std::vector<void *> outPtrs;
   for (HostTensor &t : out) {
     t.data.assign(t.numElements() * HostTensor::elementBytes(t.elementType),
@@ -121,6 +127,35 @@ bool CompiledLibrary::run(ArrayRef<HostTensor> inputs,
   if (status != MP_OK) {
     error = mp_last_error();
     return false;
+  }
+  return true;
+}
+
+bool CompiledLibrary::runShaped(ArrayRef<HostTensor> inputs,
+                                std::vector<HostTensor> &out, int &status,
+                                std::string &error) {
+  std::vector<mp_shaped_tensor> in(inputSpecs.size()), res(out.size());
+  for (auto [i, spec] : llvm::enumerate(inputSpecs)) {
+    const HostTensor &given = *llvm::find_if(
+        inputs, [&](const HostTensor &t) { return t.name == spec.name; });
+    if (given.shape.size() > MP_MAX_RANK) {
+      error = "input '" + spec.name + "' has more than MP_MAX_RANK dims";
+      return false;
+    }
+    in[i].data = const_cast<char *>(given.data.data());
+    llvm::copy(given.shape, in[i].shape);
+  }
+  status = mp_library_run_shaped(library, in.data(), res.data());
+  if (status != MP_OK) {
+    error = mp_last_error();
+    return false;
+  }
+  for (auto [t, r] : llvm::zip(out, res)) {
+    t.shape.assign(r.shape, r.shape + t.shape.size());
+    const char *data = static_cast<const char *>(r.data);
+    t.data.assign(data, data + t.numElements() *
+                                   HostTensor::elementBytes(t.elementType));
+    mp_free(r.data);
   }
   return true;
 }

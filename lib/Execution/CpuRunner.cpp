@@ -148,7 +148,7 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
   func::FuncOp func = *funcs.begin();
 
   // Inputs by graph-input name, checked before anything is compiled.
-  std::vector<std::string> pins;
+  std::vector<std::string> names, pins;
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto name = func.getArgAttrOfType<StringAttr>(i, "mp.name");
     std::string argName = name ? name.str() : "#" + std::to_string(i);
@@ -169,7 +169,10 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
       return failure();
     entry.declaredInputs.push_back(
         declaredShape(type, func.getArgAttrDict(i)));
-    pins.push_back(shapePin(*given));
+    names.push_back(argName);
+    if (!options.dynamicShapes ||
+        llvm::is_contained(options.pinnedInputs, argName))
+      pins.push_back(shapePin(*given));
   }
   if (options.dynamicShapes && options.maxSeqLen > 0)
     return emitError(loc) << "in-place KV caches (max_seq_len) need static "
@@ -179,9 +182,7 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
   KvCacheInPlaceOptions inPlace;
   inPlace.maxSeqLen = options.maxSeqLen;
   for (const HostTensor &t : inputs)
-    if (llvm::none_of(pins, [&](const std::string &pin) {
-          return StringRef(pin).rsplit('=').first == t.name;
-        }) &&
+    if (!llvm::is_contained(names, t.name) &&
         !(options.maxSeqLen > 0 && t.name == inPlace.lengthInput))
       return emitError(loc) << "the model has no input named '" << t.name
                             << "'";
@@ -191,8 +192,7 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
         declaredShape(type, func.getResultAttrDict(i)));
   PassManager pm(ctx, ModuleOp::getOperationName());
   SpecializeShapesOptions specialize;
-  if (!options.dynamicShapes)
-    specialize.shapes.assign(pins.begin(), pins.end());
+  specialize.shapes.assign(pins.begin(), pins.end());
   pm.addPass(createSpecializeShapes(specialize));
   if (options.maxSeqLen > 0)
     pm.addPass(createKvCacheInPlace(inPlace));

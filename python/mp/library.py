@@ -59,6 +59,14 @@ def runtime_path() -> Path:
 _rt = None
 
 
+MAX_RANK = 8  # MP_MAX_RANK
+
+
+class _ShapedTensor(ctypes.Structure):
+    """mp_shaped_tensor (runtime/include/mp/runtime.h)."""
+    _fields_ = [("data", ctypes.c_void_p), ("shape", ctypes.c_int64 * MAX_RANK)]
+
+
 def _runtime() -> ctypes.CDLL:
     global _rt
     if _rt is not None:
@@ -75,6 +83,10 @@ def _runtime() -> ctypes.CDLL:
         "mp_library_open": ([ctypes.c_char_p, ctypes.POINTER(P)], ctypes.c_int),
         "mp_library_describe": ([P], ctypes.POINTER(_ModelDesc)),
         "mp_library_run": ([P, ctypes.POINTER(P), ctypes.POINTER(P)], ctypes.c_int),
+        "mp_library_has_dynamic_shapes": ([P], ctypes.c_int),
+        "mp_library_run_shaped": ([P, ctypes.POINTER(_ShapedTensor),
+                                   ctypes.POINTER(_ShapedTensor)], ctypes.c_int),
+        "mp_free": ([P], None),
         "mp_library_close": ([P], None),
         "mp_cuda_memory_stats": ([ctypes.POINTER(_MemoryStats)], None),
     }
@@ -115,11 +127,16 @@ class Library:
                     for i in range(n)]
         self.inputs = specs(desc.inputs, desc.num_inputs)
         self.outputs = specs(desc.outputs, desc.num_outputs)
+        #: Dims fixed at run time (mp-compile --dynamic-shapes): -1 in the
+        #: shapes of ``inputs`` and ``outputs``.
+        self.dynamic_shapes = bool(rt.mp_library_has_dynamic_shapes(self._handle))
 
     def run(self, inputs: Mapping[str, np.ndarray] | Sequence[np.ndarray],
             out: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """Runs once. ``inputs`` maps input names to arrays (or is a sequence
-        in input order) of exactly the compiled dtypes and shapes.
+        in input order) of exactly the compiled dtypes and shapes (any size
+        where a dim is -1, for a library with dynamic shapes; its outputs
+        come in the shapes the run produced, and ``out`` is not taken).
 
         ``out`` optionally maps output names to preallocated C-contiguous
         writable arrays of their dtypes and shapes, which receive those
@@ -137,11 +154,17 @@ class Library:
             if name not in inputs:
                 raise Error(f"missing input {name!r} ({dtype}{list(shape)})")
             a = np.ascontiguousarray(inputs[name]) if np.ndim(inputs[name]) else np.asarray(inputs[name])
-            if a.dtype != dtype or a.shape != shape:
+            if a.dtype != dtype or a.ndim != len(shape) or any(
+                    d >= 0 and d != g for d, g in zip(shape, a.shape)):
                 raise Error(f"input {name!r} is {a.dtype}{list(a.shape)}, the "
                             f"library was compiled for {dtype}{list(shape)}")
             keep.append(a)
             pointers[i] = a.ctypes.data
+        if self.dynamic_shapes:
+            if out:
+                raise Error("a library with dynamic shapes allocates its outputs: "
+                            "out= is not taken")
+            return self._run_shaped(keep)
         given = dict(out or {})
         unknown = set(given) - {name for name, _, _ in self.outputs}
         if unknown:
@@ -161,6 +184,26 @@ class Library:
         status = self._rt.mp_library_run(self._handle, pointers, out_pointers)
         if status:
             _raise(status)
+        return outs
+
+    def _run_shaped(self, arrays: list[np.ndarray]) -> dict[str, np.ndarray]:
+        """mp_library_run_shaped on the checked input arrays."""
+        ins = (_ShapedTensor * max(len(arrays), 1))()
+        for t, a in zip(ins, arrays):
+            t.data = a.ctypes.data
+            t.shape[:a.ndim] = a.shape
+        res = (_ShapedTensor * max(len(self.outputs), 1))()
+        status = self._rt.mp_library_run_shaped(self._handle, ins, res)
+        if status:
+            _raise(status)
+        outs = {}
+        for t, (name, dtype, shape) in zip(res, self.outputs):
+            dims = tuple(t.shape[:len(shape)])
+            a = np.empty(dims, dtype)
+            if a.nbytes:
+                ctypes.memmove(a.ctypes.data, t.data, a.nbytes)
+            self._rt.mp_free(t.data)
+            outs[name] = a
         return outs
 
     def close(self) -> None:

@@ -216,3 +216,58 @@ def test_mp_run_dynamic_shapes_flag():
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("PASS") == 6, proc.stdout
+
+
+MP_COMPILE = BUILD / "bin" / "mp-compile"
+
+
+@pytest.fixture(scope="module")
+def dynamic_libs(tmp_path_factory):
+    """The decoder compiled ahead of time with --dynamic-shapes."""
+    if not MP_COMPILE.is_file():
+        pytest.skip("mp-compile is not built")
+    folder = tmp_path_factory.mktemp("dyn")
+    libs = {}
+    for precision in ("fp32", "mixed"):
+        lib = folder / f"libdec_{precision}.so"
+        proc = subprocess.run([str(MP_COMPILE), str(DECODER), "-o", str(lib),
+                               "--dynamic-shapes", "--precision", precision],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        libs[precision] = lib
+    return libs
+
+
+@pytest.mark.parametrize("precision", ["fp32", "mixed"])
+def test_library_with_dynamic_shapes(dynamic_libs, precision):
+    """One library runs every shape through the runtime alone (mp.load:
+    mp_library_run_shaped), like onnxruntime; the description says which
+    dims are fixed at run time."""
+    import json
+    lib = mp.load(dynamic_libs[precision])
+    assert lib.dynamic_shapes
+    assert dict((n, s) for n, _, s in lib.inputs)["encoder_out"] == (-1, -1, 128)
+    desc = json.loads(dynamic_libs[precision].with_suffix(".json").read_text())
+    assert desc["entry"] == "mp_model_run_shaped"
+    assert desc["outputs"][2]["shape"] == [None, 4, None, 32]
+    assert desc["outputs"][2]["bytes"] is None
+    rng = np.random.default_rng(6)
+    for batch, enc_len, past in SHAPES:
+        feeds = _decoder_inputs(rng, batch, enc_len, past)
+        ours, ref = lib.run(feeds), _ort(DECODER, feeds)
+        for name, expected in ref.items():
+            assert ours[name].shape == expected.shape
+            tol = 1e-4 if precision == "fp32" else 2e-2
+            np.testing.assert_allclose(ours[name], expected, rtol=tol, atol=tol)
+
+
+def test_library_named_dims_must_agree(dynamic_libs):
+    rng = np.random.default_rng(7)
+    feeds = _decoder_inputs(rng, 2, 5, 3)
+    feeds["past_key_1"] = feeds["past_key_1"][:, :, :2]
+    lib = mp.load(dynamic_libs["fp32"])
+    with pytest.raises(mp.Error, match=r"input 'past_key_1' has past_len = 2 "
+                                       r"\(dim 2\), input 'past_key_0' has past_len = 3"):
+        lib.run(feeds)
+    with pytest.raises(mp.Error, match=r"input 'mel_frame' is float32\[2, 1, 3\]"):
+        lib.run({**feeds, "mel_frame": np.zeros((2, 1, 3), np.float32)})

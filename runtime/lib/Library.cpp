@@ -6,6 +6,7 @@
 #include "mp/gpu_binary.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <new>
@@ -18,6 +19,8 @@ struct mp_library {
   void *handle = nullptr;
   const mp_model_desc *desc = nullptr;
   mp_model_run_fn run = nullptr;
+  /// Libraries with dynamic dims (mp-compile --dynamic-shapes) only.
+  mp_model_run_shaped_fn runShaped = nullptr;
   std::string path;
 };
 
@@ -84,7 +87,9 @@ mp_status open(mp_library &lib) {
   // Module loads run in the library's constructors: only their failures
   // must be in the sticky status afterwards.
   mp_cuda_take_status();
-  lib.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  // A bare file name is a file here, not a name for dlopen's search path.
+  std::string file = std::strchr(path, '/') ? path : std::string("./") + path;
+  lib.handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib.handle) {
     const char *why = dlerror();
     return setError(MP_ERROR_INVALID,
@@ -104,6 +109,8 @@ mp_status open(mp_library &lib) {
                path,
                describe ? MP_MODEL_RUN_SYMBOL : MP_MODEL_DESCRIBE_SYMBOL));
   }
+  lib.runShaped = reinterpret_cast<mp_model_run_shaped_fn>(
+      dlsym(lib.handle, MP_MODEL_RUN_SHAPED_SYMBOL));
   lib.desc = describe();
   if (!lib.desc) {
     mp_cuda_take_status();
@@ -178,6 +185,95 @@ extern "C" mp_status mp_library_run(mp_library *lib, const void *const *inputs,
                     MP_MODEL_RUN_SYMBOL, result));
   return static_cast<mp_status>(result);
 }
+
+extern "C" int mp_library_has_dynamic_shapes(const mp_library *lib) {
+  if (!lib)
+    return 0;
+  auto dynamic = [](const mp_tensor_desc *list, int32_t n) {
+    for (int32_t i = 0; i < n; ++i)
+      for (int32_t d = 0; d < list[i].rank; ++d)
+        if (list[i].shape[d] < 0)
+          return true;
+    return false;
+  };
+  return dynamic(lib->desc->inputs, lib->desc->num_inputs) ||
+         dynamic(lib->desc->outputs, lib->desc->num_outputs);
+}
+
+/// Checks `inputs` against the description: rank, and every static dim.
+static mp_status checkShapes(const mp_library &lib,
+                             const mp_shaped_tensor *inputs) {
+  for (int32_t i = 0; i < lib.desc->num_inputs; ++i) {
+    const mp_tensor_desc &desc = lib.desc->inputs[i];
+    if (desc.rank > MP_MAX_RANK)
+      return setError(MP_ERROR_INVALID,
+                      format("input '%s' has rank %d, more than MP_MAX_RANK",
+                             desc.name, desc.rank));
+    for (int32_t d = 0; d < desc.rank; ++d)
+      if (inputs[i].shape[d] < 0 ||
+          (desc.shape[d] >= 0 && inputs[i].shape[d] != desc.shape[d]))
+        return setError(
+            MP_ERROR_INVALID,
+            format("input '%s' dim %d is %lld, the library takes %lld",
+                   desc.name, d, (long long)inputs[i].shape[d],
+                   (long long)desc.shape[d]));
+  }
+  return MP_OK;
+}
+
+extern "C" mp_status mp_library_run_shaped(mp_library *lib,
+                                           const mp_shaped_tensor *inputs,
+                                           mp_shaped_tensor *outputs) {
+  if (!lib)
+    return setError(MP_ERROR_INVALID, "mp_library_run_shaped: null library");
+  const mp_model_desc &desc = *lib->desc;
+  if ((desc.num_inputs > 0 && !inputs) || (desc.num_outputs > 0 && !outputs))
+    return setError(MP_ERROR_INVALID,
+                    "mp_library_run_shaped: null input or output array");
+  if (mp_status status = checkShapes(*lib, inputs))
+    return status;
+  if (lib->runShaped) {
+    mp_cuda_take_status();
+    setError(MP_OK, "");
+    int32_t result = lib->runShaped(inputs, outputs);
+    if (result != MP_OK && !*mp_last_error())
+      setError(static_cast<mp_status>(result),
+               format("'%s': %s returned %d", lib->path.c_str(),
+                      MP_MODEL_RUN_SHAPED_SYMBOL, result));
+    return static_cast<mp_status>(result);
+  }
+  // A library of static shapes: buffers of the described sizes.
+  std::vector<const void *> in(desc.num_inputs);
+  std::vector<void *> out(desc.num_outputs);
+  for (int32_t i = 0; i < desc.num_inputs; ++i)
+    in[i] = inputs[i].data;
+  for (int32_t j = 0; j < desc.num_outputs; ++j) {
+    const mp_tensor_desc &o = desc.outputs[j];
+    size_t bytes = mp_dtype_size(o.dtype);
+    for (int32_t d = 0; d < o.rank; ++d) {
+      bytes *= o.shape[d];
+      outputs[j].shape[d] = o.shape[d];
+    }
+    out[j] = outputs[j].data = std::malloc(bytes ? bytes : 1);
+    if (!out[j]) {
+      for (int32_t k = 0; k < j; ++k)
+        std::free(out[k]);
+      return setError(MP_ERROR_OUT_OF_MEMORY,
+                      format("mp_library_run_shaped: no memory for output "
+                             "'%s' (%zu bytes)",
+                             o.name, bytes));
+    }
+  }
+  mp_status status = mp_library_run(lib, in.data(), out.data());
+  if (status != MP_OK)
+    for (int32_t j = 0; j < desc.num_outputs; ++j) {
+      std::free(out[j]);
+      outputs[j].data = nullptr;
+    }
+  return status;
+}
+
+extern "C" void mp_free(void *data) { std::free(data); }
 
 extern "C" void mp_library_close(mp_library *lib) {
   if (!lib)

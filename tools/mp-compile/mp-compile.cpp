@@ -3,6 +3,7 @@
 //   mp-compile model.onnx -o out/libtts.so [--target cpu|cuda]
 //              [--gpu sm_80,sm_90] [--precision fp32|mixed] [--policy FILE]
 //              [--fuse-attention] [--input-shape NAME=1x16 ...]
+//              [--dynamic-shapes]
 //              [--shapes-from DIR] [--emit library|mlir|llvm|ptx]
 //              [--block-size N] [--no-tensor-cores]
 //              [--training "loss=NAME optimizer=adamw ..."]
@@ -12,7 +13,8 @@
 // libtts.h and libtts.json. Running it needs only the mp runtime. Every
 // dynamic input dim must be pinned (--input-shape, or the inputs of an ONNX
 // test_data_set folder with --shapes-from, which also gives the values of
-// inputs that decide shapes). Exit code 0 on success, 1 on any error.
+// inputs that decide shapes), or kept with --dynamic-shapes (CPU target).
+// Exit code 0 on success, 1 on any error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,6 +91,12 @@ static cl::opt<bool> noFlashAttention(
     cl::desc("CUDA: attention with materialized scores instead of the "
              "split-KV flash attention kernels"));
 
+static cl::opt<bool> dynamicShapes(
+    "dynamic-shapes",
+    cl::desc("CPU: keep the dynamic dims of inputs not given with "
+             "--input-shape or --shapes-from; the library then runs through "
+             "mp_library_run_shaped and reports output shapes per run"));
+
 static int fail(const Twine &message) {
   llvm::errs() << "mp-compile: error: " << message << "\n";
   return 1;
@@ -98,7 +106,8 @@ static int fail(const Twine &message) {
 /// shapes (zero data; fine unless the value decides shapes).
 static bool collectInputs(MLIRContext *ctx, mp::Model &model,
                           std::vector<mp::HostTensor> &inputs,
-                          std::vector<std::string> &pinnedOnly) {
+                          std::vector<std::string> &pinnedOnly,
+                          std::vector<std::string> &keptDynamic) {
   std::string error;
   if (!shapesFrom.empty()) {
     if (!llvm::sys::fs::is_directory(shapesFrom))
@@ -148,7 +157,21 @@ static bool collectInputs(MLIRContext *ctx, mp::Model &model,
           return t.name == spec.name;
         }))
       continue;
-    if (llvm::any_of(spec.shape, ShapedType::isDynamic))
+    bool dynamic = llvm::any_of(spec.shape, ShapedType::isDynamic);
+    if (dynamic && dynamicShapes) {
+      // Kept dynamic; a stand-in of size 1 per dynamic dim for the checks.
+      mp::HostTensor t;
+      t.name = spec.name;
+      t.elementType = spec.elementType;
+      for (int64_t d : spec.shape)
+        t.shape.push_back(ShapedType::isDynamic(d) ? 1 : d);
+      t.data.assign(
+          t.numElements() * mp::HostTensor::elementBytes(t.elementType), 0);
+      inputs.push_back(std::move(t));
+      keptDynamic.push_back(spec.name);
+      continue;
+    }
+    if (dynamic)
       return fail("input '" + spec.name + "' has dynamic dims [" +
                   llvm::join(llvm::map_range(spec.shape,
                                              [](int64_t d) {
@@ -158,7 +181,8 @@ static bool collectInputs(MLIRContext *ctx, mp::Model &model,
                                              }),
                              "x") +
                   "]: give its shape with --input-shape " + spec.name +
-                  "=... or --shapes-from DIR"),
+                  "=... or --shapes-from DIR, or keep them with "
+                  "--dynamic-shapes"),
              false;
     mp::HostTensor t;
     t.name = spec.name;
@@ -244,12 +268,13 @@ int main(int argc, char **argv) {
   if (!model)
     return 1;
   std::vector<mp::HostTensor> inputs;
-  std::vector<std::string> pinnedOnly;
-  if (!collectInputs(&ctx, *model, inputs, pinnedOnly) ||
+  std::vector<std::string> pinnedOnly, keptDynamic;
+  if (!collectInputs(&ctx, *model, inputs, pinnedOnly, keptDynamic) ||
       !model->checkInputs(inputs))
     return 1;
   for (const mp::HostTensor &t : inputs)
-    if (model->isCompiledIn(t) && llvm::is_contained(pinnedOnly, t.name))
+    if (model->isCompiledIn(t) && (llvm::is_contained(pinnedOnly, t.name) ||
+                                   llvm::is_contained(keptDynamic, t.name)))
       return fail("input '" + t.name + "' decides output shapes, so its "
                   "value is compiled in: give it with --shapes-from DIR");
   std::vector<mp::HostTensor> runtimeInputs;
@@ -259,6 +284,10 @@ int main(int argc, char **argv) {
   mp::EntrySignature entry;
   mp::EntryOptions entryOptions;
   entryOptions.maxSeqLen = maxSeqLen;
+  entryOptions.dynamicShapes = dynamicShapes;
+  for (const mp::HostTensor &t : runtimeInputs)
+    if (!llvm::is_contained(keptDynamic, t.name))
+      entryOptions.pinnedInputs.push_back(t.name);
   if (failed(mp::prepareEntry(*module, runtimeInputs, entry, entryOptions)))
     return 1;
   if (failed(mp::writeLibrary(*module, entry, options, llvm::errs())))

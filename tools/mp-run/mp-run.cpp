@@ -198,13 +198,32 @@ static int finish(MLIRContext *ctx, std::vector<mp::HostTensor> &outputs,
   return allPassed ? 0 : 1;
 }
 
+/// The --input-shape pins by input name; each must name one of `names`.
+static bool parsePins(ArrayRef<std::string> names,
+                      llvm::StringMap<SmallVector<int64_t>> &pins) {
+  for (const std::string &arg : inputShapes) {
+    auto [name, dims] = StringRef(arg).split('=');
+    std::optional<SmallVector<int64_t>> shape = mp::parseShape(dims);
+    if (name.empty() || !StringRef(arg).contains('=') || !shape)
+      return fail("--input-shape must be NAME=DIMS like x=1x16, got '" + arg +
+                  "'"),
+             false;
+    if (!llvm::is_contained(names, name))
+      return fail("--input-shape: the model has no input named '" + name +
+                  "'"),
+             false;
+    pins[name] = *shape;
+  }
+  return true;
+}
+
 /// Runs a library written by mp-compile through the mp runtime.
 static int runLibrary(MLIRContext *ctx, std::vector<mp::HostTensor> &inputs) {
-  if (!inputShapes.empty() || precision != "fp32" || !policyFile.empty() ||
-      fuseAttention || maxSeqLen || dynamicShapes)
+  if (precision != "fp32" || !policyFile.empty() || fuseAttention ||
+      maxSeqLen || dynamicShapes)
     return fail("a compiled library has its shapes and precision built in: "
-                "--input-shape, --precision, --policy, --fuse-attention, "
-                "--max-seq-len and --dynamic-shapes do not apply");
+                "--precision, --policy, --fuse-attention, --max-seq-len and "
+                "--dynamic-shapes do not apply");
   int status = 0;
   std::string error;
   std::unique_ptr<mp::CompiledLibrary> lib =
@@ -213,15 +232,38 @@ static int runLibrary(MLIRContext *ctx, std::vector<mp::HostTensor> &inputs) {
     llvm::errs() << "mp-run: error: " << error << "\n";
     return status;
   }
+  // --input-shape sizes generated inputs of a library with dims fixed at
+  // run time; the others have theirs built in.
+  bool dynamic = llvm::any_of(lib->inputs(), [](const mp::HostTensor &t) {
+    return llvm::any_of(t.shape, [](int64_t d) { return d < 0; });
+  });
+  if (!inputShapes.empty() && !dynamic)
+    return fail("a compiled library has its shapes built in: --input-shape "
+                "applies only to one built with --dynamic-shapes");
+  std::vector<std::string> names;
+  for (const mp::HostTensor &spec : lib->inputs())
+    names.push_back(spec.name);
+  llvm::StringMap<SmallVector<int64_t>> pins;
+  if (!parsePins(names, pins))
+    return 1;
   for (auto [i, t] : llvm::enumerate(inputs))
     if (t.name.empty() && i < lib->inputs().size())
       t.name = lib->inputs()[i].name;
   if (generateInputs)
-    for (const mp::HostTensor &spec : lib->inputs())
-      if (llvm::none_of(inputs, [&](const mp::HostTensor &t) {
+    for (const mp::HostTensor &spec : lib->inputs()) {
+      if (llvm::any_of(inputs, [&](const mp::HostTensor &t) {
             return t.name == spec.name;
           }))
-        inputs.push_back(generate(spec.name, spec.elementType, spec.shape));
+        continue;
+      auto pin = pins.find(spec.name);
+      SmallVector<int64_t> shape =
+          pin != pins.end() ? pin->second : SmallVector<int64_t>(spec.shape);
+      if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+        return fail("input '" + spec.name + "' is " + spec.describe() +
+                    ": give its shape with --input-shape " + spec.name +
+                    "=...");
+      inputs.push_back(generate(spec.name, spec.elementType, shape));
+    }
   std::vector<mp::HostTensor> outputs;
   if (!lib->run(inputs, outputs, status, error)) {
     llvm::errs() << "mp-run: error: " << error << "\n";
@@ -302,21 +344,12 @@ int main(int argc, char **argv) {
 
   // --input-shape pins: checked against given inputs, used for generated
   // ones.
+  std::vector<std::string> names;
+  for (const mp::TensorSpec &spec : model->inputs())
+    names.push_back(spec.name);
   llvm::StringMap<SmallVector<int64_t>> pins;
-  for (const std::string &arg : inputShapes) {
-    StringRef name, dims;
-    std::tie(name, dims) = StringRef(arg).split('=');
-    std::optional<SmallVector<int64_t>> shape = mp::parseShape(dims);
-    if (name.empty() || !StringRef(arg).contains('=') || !shape)
-      return fail("--input-shape must be NAME=DIMS like x=1x16, got '" + arg +
-                  "'");
-    if (llvm::none_of(model->inputs(), [&](const mp::TensorSpec &s) {
-          return s.name == name;
-        }))
-      return fail("--input-shape: the model has no input named '" + name +
-                  "'");
-    pins[name] = *shape;
-  }
+  if (!parsePins(names, pins))
+    return 1;
   for (const mp::HostTensor &t : inputs) {
     auto pin = pins.find(t.name);
     if (pin != pins.end() && ArrayRef<int64_t>(pin->second) != ArrayRef<int64_t>(t.shape))

@@ -42,12 +42,17 @@ public:
   llvm::StringRef precision() const { return precisionName; }
 
   /// Runs on inputs matched by name (each described input given once with
-  /// its dtype and shape). Sets `status` and `error` on failure.
+  /// its dtype and a shape that fits; outputs get the shapes the run
+  /// produced). Sets `status` and `error` on failure.
   bool run(llvm::ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
            int &status, std::string &error);
 
 private:
   CompiledLibrary() = default;
+  /// run() for a library with dynamic dims (mp_library_run_shaped).
+  bool runShaped(llvm::ArrayRef<HostTensor> inputs,
+                 std::vector<HostTensor> &out, int &status,
+                 std::string &error);
   ::mp_library *library = nullptr;
   std::string targetName, precisionName;
   std::vector<HostTensor> inputSpecs, outputSpecs;

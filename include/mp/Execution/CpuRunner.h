@@ -76,6 +76,9 @@ struct EntryOptions {
   /// the inputs: one compiled entry serves every input shape. Every op on a
   /// dynamic dim needs a dynamic-shape lowering.
   bool dynamicShapes = false;
+  /// With `dynamicShapes`: inputs specialized to their given shapes all
+  /// the same (mp-compile's --input-shape).
+  std::vector<std::string> pinnedInputs;
 };
 
 /// Whether `given` fits `spec` (name aside): element type, rank, and every

@@ -55,7 +55,9 @@ typedef enum mp_dtype {
   MP_DTYPE_BFLOAT16 = 16,
 } mp_dtype;
 
-/** A graph input or output of a compiled library (all dims static). */
+/** A graph input or output of a compiled library. A dim of -1 is fixed at
+    run time (mp-compile --dynamic-shapes): such a library runs through
+    mp_library_run_shaped. */
 typedef struct mp_tensor_desc {
   const char *name;
   int32_t dtype; /* an mp_dtype */
@@ -97,6 +99,26 @@ typedef int32_t (*mp_model_run_fn)(const void *const *inputs,
                                    void *const *outputs);
 #define MP_MODEL_RUN_SYMBOL "mp_model_run"
 
+/** Most dims of a tensor that mp_shaped_tensor carries. */
+#define MP_MAX_RANK 8
+
+/** A host tensor with its run-time shape, for libraries with dynamic dims:
+    `data` is dense row-major; the first `rank` entries of `shape` (the
+    described rank) are its dims. */
+typedef struct mp_shaped_tensor {
+  void *data;
+  int64_t shape[MP_MAX_RANK];
+} mp_shaped_tensor;
+
+/** Exported by libraries with dynamic dims (their mp_model_run refuses to
+    run): runs on `inputs` of any shapes that fit the description (data and
+    shape set by the caller, read only), and sets each of `outputs` to the
+    shape the run produced and a buffer holding it, which the caller frees
+    with mp_free. */
+typedef int32_t (*mp_model_run_shaped_fn)(const mp_shaped_tensor *inputs,
+                                          mp_shaped_tensor *outputs);
+#define MP_MODEL_RUN_SHAPED_SYMBOL "mp_model_run_shaped"
+
 /** Optional in a library: frees what its runs keep (CUDA graphs and their
     device buffers). mp_library_close calls it before unloading. */
 typedef void (*mp_model_release_fn)(void);
@@ -127,6 +149,20 @@ const mp_model_desc *mp_library_describe(const mp_library *lib);
 /** Runs the library once on host buffers (see mp_model_run_fn). */
 mp_status mp_library_run(mp_library *lib, const void *const *inputs,
                          void *const *outputs);
+
+/** Whether the library has dims fixed at run time (a -1 in its
+    description); it then runs through mp_library_run_shaped only. */
+int mp_library_has_dynamic_shapes(const mp_library *lib);
+
+/** Runs a library on host tensors with their shapes (any library; the only
+    way to run one with dynamic dims). Outputs get their shapes and buffers
+    the caller frees with mp_free (see mp_model_run_shaped_fn). */
+mp_status mp_library_run_shaped(mp_library *lib,
+                                const mp_shaped_tensor *inputs,
+                                mp_shaped_tensor *outputs);
+
+/** Frees an output buffer of mp_library_run_shaped (null is ignored). */
+void mp_free(void *data);
 
 /** Closes the library (null is ignored). */
 void mp_library_close(mp_library *lib);
