@@ -68,13 +68,6 @@ struct OutlineKernelsPass
         // Fills are outlined with their consumer when they have one.
         if (!isa<linalg::LinalgOp>(op) || isInitOfAnotherKernel(op, func))
           continue;
-        // A kernel writes into a buffer its caller passes, which needs a
-        // static size (bufferization's out-params); dynamic ones stay.
-        if (llvm::any_of(op.getResultTypes(), [](Type t) {
-              auto shaped = dyn_cast<ShapedType>(t);
-              return shaped && !shaped.hasStaticShape();
-            }))
-          continue;
         insertAfter = outline(func, &op, symbols, counter++, insertAfter);
       }
     }

@@ -129,6 +129,10 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
   // Results that are their input's state after the call (in-place KV
   // caches) leave the signature before the others become out-params.
   pm.addPass(mp::createDropInPlaceResults());
+  // A kernel of dynamic shape writes into the buffer its caller passed
+  // (its init): that result is the argument, so it is dropped rather than
+  // made an out-param (which needs a static size).
+  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.modifyPublicFunctions = resultsAsOutParams;
   outParams.hoistStaticAllocs = true;

@@ -22,7 +22,9 @@ def test_cpu_bench_smoke(tmp_path):
     text = out.read_text()
     rows = {line.split("|")[1].strip(): line.split("|") for line in text.splitlines()
             if line.startswith("| mp ") or line.startswith("| onnxruntime")}
-    assert set(rows) == {"onnxruntime fp32", "onnxruntime fp32, 1 thread", "mp fp32", "mp mixed"}
+    assert set(rows) == {"onnxruntime fp32", "onnxruntime fp32, 1 thread", "mp fp32", "mp mixed",
+                         "mp fp32, dynamic shapes"}
     assert float(rows["mp fp32"][5]) < 1e-4      # max abs diff vs onnxruntime fp32
+    assert float(rows["mp fp32, dynamic shapes"][5]) < 1e-4
     assert float(rows["mp mixed"][5]) < 2e-2
     assert "Issue goal" in text

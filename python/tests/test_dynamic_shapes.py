@@ -192,20 +192,20 @@ def test_op_without_dynamic_lowering_is_named(tmp_path):
     """An op that has no dynamic-shape lowering yet is named with its node,
     and the error says how to pin the shapes."""
     f, i64 = TensorProto.FLOAT, TensorProto.INT64
-    pads = helper.make_tensor("pads", i64, [4], [0, 1, 0, 1])
+    reps = helper.make_tensor("reps", i64, [2], [1, 2])
     graph = helper.make_graph(
-        [helper.make_node("Pad", ["x", "pads"], ["y"], name="the_pad")], "pad",
+        [helper.make_node("Tile", ["x", "reps"], ["y"], name="the_tile")], "tile",
         [helper.make_tensor_value_info("x", f, ["n", 3])],
-        [helper.make_tensor_value_info("y", f, None)], initializer=[pads])
+        [helper.make_tensor_value_info("y", f, None)], initializer=[reps])
     path = _save(tmp_path, graph)
     model = mp.compile(path, dynamic_shapes=True)
-    with pytest.raises(mp.Error, match=r"cannot lower 'mp.pad' \(node 'the_pad'\): "
+    with pytest.raises(mp.Error, match=r"cannot lower 'mp.tile' \(node 'the_tile'\): "
                                        r"its shapes are dynamic and it has no "
                                        r"dynamic-shape lowering yet"):
         model.run({"x": np.zeros((2, 3), np.float32)})
     # Without dynamic shapes the same model runs (specialized per shape).
     out = mp.compile(path).run({"x": np.ones((2, 3), np.float32)})["y"]
-    assert out.shape == (2, 5)
+    assert out.shape == (2, 6)
 
 
 def test_mp_run_dynamic_shapes_flag():
@@ -271,3 +271,50 @@ def test_library_named_dims_must_agree(dynamic_libs):
         lib.run(feeds)
     with pytest.raises(mp.Error, match=r"input 'mel_frame' is float32\[2, 1, 3\]"):
         lib.run({**feeds, "mel_frame": np.zeros((2, 1, 3), np.float32)})
+
+
+def test_conv_pad_slice_expand_range_at_run_time(tmp_path):
+    """Conv1d over a run-time length (a vocoder's), Pad, Slice with clamped
+    bounds, Expand to a run-time shape, Range and ConstantOfShape sized at
+    run time."""
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    rng = np.random.default_rng(8)
+    init = [
+        helper.make_tensor("w", f, [4, 2, 3], rng.standard_normal(24).tolist()),
+        helper.make_tensor("b", f, [4], rng.standard_normal(4).tolist()),
+        helper.make_tensor("pads", i64, [6], [0, 0, 2, 0, 0, 1]),
+        helper.make_tensor("starts", i64, [2], [1, -4]),
+        helper.make_tensor("ends", i64, [2], [1 << 40, -1]),
+        helper.make_tensor("axes", i64, [2], [1, 2]),
+        helper.make_tensor("zero", i64, [], [0]),
+        helper.make_tensor("one", i64, [], [1]),
+        helper.make_tensor("i2", i64, [1], [2]),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["conv"], pads=[1, 1], strides=[2]),
+        helper.make_node("Pad", ["conv", "pads"], ["pad"], mode="reflect"),
+        helper.make_node("Slice", ["pad", "starts", "ends", "axes"], ["slice"]),
+        helper.make_node("Shape", ["conv"], ["cshape"]),
+        helper.make_node("Gather", ["cshape", "i2"], ["len1"], axis=0),
+        helper.make_node("Squeeze", ["len1"], ["len"]),
+        helper.make_node("Range", ["zero", "len", "one"], ["range"]),
+        helper.make_node("ConstantOfShape", ["cshape"], ["ones"],
+                         value=helper.make_tensor("v", f, [1], [1.5])),
+        helper.make_node("Expand", ["b3", "cshape"], ["expanded"]),
+    ]
+    init.append(helper.make_tensor("b3", f, [4, 1], rng.standard_normal(4).tolist()))
+    graph = helper.make_graph(
+        nodes, "nn", [helper.make_tensor_value_info("x", f, ["n", 2, "t"])],
+        [helper.make_tensor_value_info(n, t, None) for n, t in
+         (("conv", f), ("pad", f), ("slice", f), ("range", i64), ("ones", f),
+          ("expanded", f))], initializer=init)
+    path = _save(tmp_path, graph)
+    model = mp.compile(path, dynamic_shapes=True)
+    for n, t in [(1, 9), (2, 16), (3, 5)]:
+        feeds = {"x": rng.standard_normal((n, 2, t)).astype(np.float32)}
+        ours, ref = model.run(feeds), _ort(path, feeds)
+        for name, expected in ref.items():
+            assert ours[name].shape == expected.shape, (name, n, t)
+            np.testing.assert_allclose(ours[name], expected, rtol=1e-5, atol=1e-5,
+                                       err_msg=f"{name} at {n, t}")
+    assert model.num_variants == 1

@@ -2,12 +2,12 @@
 
 // Ops without a dynamic-shape lowering yet are reported with the node name
 // when their shapes are dynamic.
-func.func @dynamic(%a: tensor<?x3xf32>) -> tensor<?x5xf32> {
-  %p = mp.constant dense<[0, 1, 0, 1]> : tensor<4xi64>
-  %0 = mp.pad %a, %p : (tensor<?x3xf32>, tensor<4xi64>) -> tensor<?x5xf32> loc("pad_node")
-  return %0 : tensor<?x5xf32>
+func.func @dynamic(%a: tensor<?x3xf32>) -> tensor<?x6xf32> {
+  %r = mp.constant dense<[1, 2]> : tensor<2xi64>
+  %0 = mp.tile %a, %r : (tensor<?x3xf32>, tensor<2xi64>) -> tensor<?x6xf32> loc("tile_node")
+  return %0 : tensor<?x6xf32>
 }
-// CHECK: error: {{.*}}cannot lower 'mp.pad' (node 'pad_node'): its shapes are dynamic and it has no dynamic-shape lowering yet (pin the graph inputs with --mp-specialize-shapes or --input-shape)
+// CHECK: error: {{.*}}cannot lower 'mp.tile' (node 'tile_node'): its shapes are dynamic and it has no dynamic-shape lowering yet (pin the graph inputs with --mp-specialize-shapes or --input-shape)
 
 // -----
 

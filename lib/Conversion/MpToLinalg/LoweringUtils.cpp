@@ -37,12 +37,15 @@ Value indexConst(OpBuilder &b, Location loc, int64_t value) {
 }
 
 Value normalizedIndex(OpBuilder &b, Location loc, Value i, int64_t dim) {
+  return normalizedIndex(b, loc, i, indexConst(b, loc, dim));
+}
+
+Value normalizedIndex(OpBuilder &b, Location loc, Value i, Value dim) {
   i = arith::IndexCastOp::create(b, loc, b.getIndexType(), i);
   Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
                                     indexConst(b, loc, 0));
-  return arith::SelectOp::create(
-      b, loc, neg, arith::AddIOp::create(b, loc, i, indexConst(b, loc, dim)),
-      i);
+  return arith::SelectOp::create(b, loc, neg,
+                                 arith::AddIOp::create(b, loc, i, dim), i);
 }
 
 Value castElements(OpBuilder &b, Location loc, Value v, Type elt) {
@@ -150,10 +153,8 @@ Value parallelGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
   return generic.getResult(0);
 }
 
-/// `x` expanded along dim `p` to `size` when it is 1 there at run time and
-/// `size` is not; `x` otherwise (same type either way).
-static Value expandUnitDim(OpBuilder &b, Location loc, Value x, int64_t p,
-                           Value size) {
+Value expandUnitDim(OpBuilder &b, Location loc, Value x, int64_t p,
+                    Value size) {
   auto type = cast<RankedTensorType>(x.getType());
   Value one = indexConst(b, loc, 1);
   Value isUnit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,

@@ -50,6 +50,11 @@ mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
 /// `shape.size() - trailing` dims are handled (`dynSizes` has theirs); the
 /// last `trailing` dims of each operand are left alone (matrix dims of
 /// MatMul).
+/// `x` expanded along its dynamic dim `p` to `size` when it is 1 there at
+/// run time and `size` is not; `x` otherwise (an `scf.if`, same type).
+mlir::Value expandUnitDim(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value x, int64_t p, mlir::Value size);
+
 struct Broadcast {
   llvm::SmallVector<mlir::Value> operands, dynSizes;
 };
@@ -136,6 +141,9 @@ mlir::Value indexConst(mlir::OpBuilder &b, mlir::Location loc, int64_t value);
 /// the end of a dim of size `dim` (ONNX gather/scatter semantics).
 mlir::Value normalizedIndex(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value i, int64_t dim);
+/// The same for a dim whose size is known at run time (`index`).
+mlir::Value normalizedIndex(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value i, mlir::Value dim);
 
 /// `v` converted elementwise to element type `elt` (`v` itself if it has
 /// it): rounds accumulators back to the op's result type.

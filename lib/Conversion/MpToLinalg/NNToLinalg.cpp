@@ -31,7 +31,8 @@ Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
     int64_t l = std::max<int64_t>(low[i], 0), h = std::max<int64_t>(high[i], 0);
     lo[2 + i] = b.getIndexAttr(l);
     hi[2 + i] = b.getIndexAttr(h);
-    padded[2 + i] += l + h;
+    if (!t.isDynamicDim(2 + i))
+      padded[2 + i] += l + h;
     any |= l || h;
   }
   if (any) {
@@ -56,10 +57,28 @@ Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
   }
   if (!crop)
     return x;
-  auto cropped = RankedTensorType::get(sizes, t.getElementType());
-  return tensor::ExtractSliceOp::create(b, loc, cropped, x, ValueRange{},
-                                        ValueRange{}, ValueRange{}, offsets,
-                                        sizes, strides);
+  SmallVector<OpFoldResult> mixedSizes;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!ShapedType::isDynamic(padded[d])) {
+      mixedSizes.push_back(b.getIndexAttr(sizes[d]));
+      continue;
+    }
+    // The padded size at run time, less what the negative pads crop.
+    int64_t less = d >= 2 ? std::min<int64_t>(low[d - 2], 0) +
+                                std::min<int64_t>(high[d - 2], 0)
+                          : 0;
+    Value size = dimValue(b, loc, x, d);
+    mixedSizes.push_back(
+        less ? OpFoldResult(arith::AddIOp::create(b, loc, size,
+                                                  indexConst(b, loc, less))
+                                .getResult())
+             : OpFoldResult(size));
+  }
+  SmallVector<OpFoldResult> mixedOffsets, mixedStrides(rank, b.getIndexAttr(1));
+  for (int64_t o : offsets)
+    mixedOffsets.push_back(b.getIndexAttr(o));
+  return tensor::ExtractSliceOp::create(b, loc, x, mixedOffsets, mixedSizes,
+                                        mixedStrides);
 }
 
 /// out[n, m, o..] = sum_{c, k..} x[n, inCh(m, c), o*s + k*d] * w(m, c, k..)
@@ -90,7 +109,25 @@ Value convolve(OpBuilder &b, Location loc, RankedTensorType outType, Value x,
                                       utils::IteratorType::parallel);
   it.append(1 + spatial, utils::IteratorType::reduction);
   auto accType = RankedTensorType::get(outType.getShape(), acc);
-  Value empty = tensor::EmptyOp::create(b, loc, outType.getShape(), acc);
+  // Dynamic batch and spatial sizes: out = (padded - dil*(k-1) - 1) / s + 1.
+  SmallVector<Value> sizes;
+  for (int64_t i = 0; i < outType.getRank(); ++i) {
+    if (!outType.isDynamicDim(i))
+      continue;
+    Value in = dimValue(b, loc, x, i);
+    if (i >= 2) {
+      int64_t k = typeOf(w).getDimSize(i);
+      Value span = arith::SubIOp::create(
+          b, loc, in, indexConst(b, loc, dilations[i - 2] * (k - 1) + 1));
+      in = arith::AddIOp::create(
+          b, loc,
+          arith::DivSIOp::create(b, loc, span,
+                                 indexConst(b, loc, strides[i - 2])),
+          indexConst(b, loc, 1));
+    }
+    sizes.push_back(in);
+  }
+  Value empty = emptyTensor(b, loc, accType, sizes);
   Value init = linalg::FillOp::create(b, loc, scalarConst(b, loc, acc, 0), empty)
                    .getResult(0);
   // The reduction domain (c, k..) as a shape-only operand: it gives every
@@ -146,8 +183,11 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op) || op.getAutoPad() != "NOTSET")
-      return rewriter.notifyMatchFailure(op, "dynamic shape or auto_pad");
+    // Batch and spatial dims may be dynamic; channels and kernel may not.
+    auto wt = typeOf(op.getWeight());
+    if (!wt.hasStaticShape() || op.getType().isDynamicDim(1) ||
+        typeOf(op.getInput()).isDynamicDim(1) || op.getAutoPad() != "NOTSET")
+      return rewriter.notifyMatchFailure(op, "dynamic channels or auto_pad");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     auto outType = op.getType();
@@ -475,25 +515,40 @@ struct PadLowering : public OpRewritePattern<PadOp> {
     auto pads = getConstantInts(op.getPads());
     auto outType = op.getType();
     auto xt = typeOf(op.getInput());
-    if (!allStatic(op) || !pads)
+    if (!pads)
       return rewriter.notifyMatchFailure(op, "dynamic pads");
     Location loc = op.getLoc();
     int64_t rank = xt.getRank();
-    // Leading pads per dim; with `axes`, pads holds begins then ends for
-    // those axes only.
-    SmallVector<int64_t> begin(pads->begin(), pads->begin() + std::min<int64_t>(
-                                                                   rank, pads->size()));
+    // Pads per dim, begins then ends; with `axes`, for those axes only.
+    SmallVector<int64_t> begin(rank, 0), end(rank, 0);
     if (op.getAxes()) {
       auto axes = getConstantInts(op.getAxes());
       if (!axes)
         return rewriter.notifyMatchFailure(op, "dynamic axes");
-      begin.assign(rank, 0);
-      for (auto [i, a] : llvm::enumerate(*axes))
+      for (auto [i, a] : llvm::enumerate(*axes)) {
         begin[a < 0 ? a + rank : a] = (*pads)[i];
+        end[a < 0 ? a + rank : a] = (*pads)[axes->size() + i];
+      }
+    } else if ((int64_t)pads->size() == 2 * rank) {
+      for (int64_t i = 0; i < rank; ++i) {
+        begin[i] = (*pads)[i];
+        end[i] = (*pads)[rank + i];
+      }
+    } else {
+      return rewriter.notifyMatchFailure(op, "pads of the wrong length");
     }
     StringRef mode = op.getMode();
     Value x = op.getInput();
     Value value = op.getConstantValue();
+    // Input dims (run-time ones read here) and the result's dynamic sizes.
+    SmallVector<Value> dims, sizes;
+    for (int64_t i = 0; i < rank; ++i) {
+      dims.push_back(dimValue(rewriter, loc, x, i));
+      if (outType.isDynamicDim(i))
+        sizes.push_back(arith::AddIOp::create(
+            rewriter, loc, dims.back(),
+            indexConst(rewriter, loc, begin[i] + end[i])));
+    }
     Value r = parallelGeneric(
         rewriter, loc, outType, ValueRange{}, ArrayRef<AffineMap>{},
         [&](OpBuilder &b, Location l, ValueRange) -> Value {
@@ -503,9 +558,10 @@ struct PadLowering : public OpRewritePattern<PadOp> {
             Value o = linalg::IndexOp::create(b, l, i);
             Value p = arith::SubIOp::create(
                 b, l, o, arith::ConstantIndexOp::create(b, l, begin[i]));
-            int64_t dim = xt.getDimSize(i);
+            Value dim = dims[i];
             Value zero = arith::ConstantIndexOp::create(b, l, 0);
-            Value last = arith::ConstantIndexOp::create(b, l, dim - 1);
+            Value one = arith::ConstantIndexOp::create(b, l, 1);
+            Value last = arith::SubIOp::create(b, l, dim, one);
             Value below = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
                                                 p, zero);
             Value above = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt,
@@ -516,11 +572,11 @@ struct PadLowering : public OpRewritePattern<PadOp> {
             } else if (mode == "reflect") {
               Value neg = arith::SubIOp::create(b, l, zero, p);
               Value back = arith::SubIOp::create(
-                  b, l, arith::ConstantIndexOp::create(b, l, 2 * (dim - 1)), p);
+                  b, l, arith::AddIOp::create(b, l, last, last), p);
               p = arith::SelectOp::create(b, l, below, neg, p);
               p = arith::SelectOp::create(b, l, above, back, p);
             } else if (mode == "wrap") {
-              Value d = arith::ConstantIndexOp::create(b, l, dim);
+              Value d = dim;
               Value m = arith::RemSIOp::create(b, l, p, d);
               Value neg = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
                                                 m, zero);
@@ -547,7 +603,8 @@ struct PadLowering : public OpRewritePattern<PadOp> {
                                        arith::ConstantIndexOp::create(b, l, 0))))
                              : scalarConst(b, l, xt.getElementType(), 0);
           return arith::SelectOp::create(b, l, inside, v, fill);
-        });
+        },
+        sizes);
     rewriter.replaceOp(op, r);
     return success();
   }

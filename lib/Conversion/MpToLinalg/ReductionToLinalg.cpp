@@ -476,8 +476,6 @@ struct SkipLayerNormLowering : public OpRewritePattern<SkipLayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SkipLayerNormOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     auto outType = cast<RankedTensorType>(op.getOutput().getType());
     Type elt = outType.getElementType(), stash = rewriter.getF32Type();
@@ -510,8 +508,6 @@ struct EmbedLayerNormLowering : public OpRewritePattern<EmbedLayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(EmbedLayerNormOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     auto outType = cast<RankedTensorType>(op.getOutput().getType());
     Type elt = outType.getElementType(), stash = rewriter.getF32Type();
@@ -576,8 +572,10 @@ struct EmbedLayerNormLowering : public OpRewritePattern<EmbedLayerNormOp> {
                                             b, l, c.getType(), nz));
                          });
     } else {
-      Value empty = tensor::EmptyOp::create(rewriter, loc, maskType.getShape(),
-                                            maskType.getElementType());
+      SmallVector<Value> batch;
+      if (maskType.isDynamicDim(0))
+        batch.push_back(dimValue(rewriter, loc, ids, 0));
+      Value empty = emptyTensor(rewriter, loc, maskType, batch);
       maskIndex = linalg::FillOp::create(
                       rewriter, loc,
                       scalarConst(rewriter, loc, maskType.getElementType(), 0),

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -261,11 +262,59 @@ struct ConcatLowering : public OpRewritePattern<ConcatOp> {
 /// Expand: a broadcast copy.
 struct ExpandLowering : public OpRewritePattern<ExpandOp> {
   using OpRewritePattern::OpRewritePattern;
+
+  /// Expand to a shape known at run time, or of an input with dynamic
+  /// dims: dim d is the input's where the shape says 1, else the shape's
+  /// (numpy rules; an input dim that is 1 at run time is expanded).
+  static LogicalResult dynamicExpand(ExpandOp op, PatternRewriter &rewriter) {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    auto type = op.getType();
+    Value x = op.getInput();
+    auto xt = typeOf(x);
+    int64_t rank = type.getRank(), inRank = xt.getRank();
+    int64_t shapeLen = typeOf(op.getShape()).getDimSize(0);
+    if (ShapedType::isDynamic(shapeLen))
+      return rewriter.notifyMatchFailure(op, "shape of unknown length");
+    SmallVector<Value> sizes;
+    Value one = indexConst(b, loc, 1);
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t p = d - (rank - inRank), s = d - (rank - shapeLen);
+      Value size;
+      if (!type.isDynamicDim(d)) {
+        size = indexConst(b, loc, type.getDimSize(d));
+      } else {
+        Value in = p >= 0 ? dimValue(b, loc, op.getInput(), p) : one;
+        size = in;
+        if (s >= 0) {
+          Value e = arith::IndexCastOp::create(
+              b, loc, b.getIndexType(),
+              tensor::ExtractOp::create(b, loc, op.getShape(),
+                                        ValueRange{indexConst(b, loc, s)}));
+          Value keep =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e, one);
+          size = arith::SelectOp::create(b, loc, keep, in, e);
+        }
+        sizes.push_back(size);
+      }
+      if (p >= 0 && xt.isDynamicDim(p))
+        x = expandUnitDim(b, loc, x, p, size);
+    }
+    AffineMap map = broadcastMap(b.getContext(), xt.getShape(), type.getShape());
+    rewriter.replaceOp(op, parallelGeneric(
+                               b, loc, type, x, map,
+                               [](OpBuilder &, Location, ValueRange a) {
+                                 return a[0];
+                               },
+                               sizes));
+    return success();
+  }
+
   LogicalResult matchAndRewrite(ExpandOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = op.getType();
     if (!type.hasStaticShape() || !isStatic(op.getInput().getType()))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
+      return dynamicExpand(op, rewriter);
     rewriter.replaceOp(op, elementwise(rewriter, op.getLoc(), type,
                                        op.getInput(),
                                        [](OpBuilder &, Location, ValueRange a) {
@@ -278,12 +327,77 @@ struct ExpandLowering : public OpRewritePattern<ExpandOp> {
 /// Slice with constant starts/ends/axes/steps and positive steps.
 struct SliceLowering : public OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
+
+  /// Slice of a tensor with dynamic dims: offsets and sizes clamped at run
+  /// time like ONNX clamps them (positive steps; negative ones on static
+  /// dims only).
+  static LogicalResult dynamicSlice(SliceOp op, PatternRewriter &rewriter) {
+    auto in = typeOf(op.getInput());
+    auto type = op.getType();
+    auto starts = getConstantInts(op.getStarts());
+    auto ends = getConstantInts(op.getEnds());
+    std::optional<SmallVector<int64_t>> axes, steps;
+    if (op.getAxes())
+      axes = getConstantInts(op.getAxes());
+    if (op.getSteps())
+      steps = getConstantInts(op.getSteps());
+    if (!starts || !ends || (op.getAxes() && !axes) ||
+        (op.getSteps() && !steps))
+      return rewriter.notifyMatchFailure(op, "non-constant slice parameters");
+    int64_t rank = in.getRank();
+    if (!axes)
+      axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
+    if (!steps)
+      steps = SmallVector<int64_t>(starts->size(), 1);
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+        strides(rank, b.getIndexAttr(1));
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(in.isDynamicDim(d)
+                          ? OpFoldResult(dimValue(b, loc, op.getInput(), d))
+                          : OpFoldResult(b.getIndexAttr(in.getDimSize(d))));
+    Value zero = indexConst(b, loc, 0);
+    for (auto [i, a] : llvm::enumerate(*axes)) {
+      int64_t axis = a < 0 ? a + rank : a, step = (*steps)[i];
+      if (step <= 0 && in.isDynamicDim(axis))
+        return rewriter.notifyMatchFailure(op, "reverse slice of a dynamic dim");
+      if (step <= 0)
+        return rewriter.notifyMatchFailure(op, "reverse slice");
+      Value dim = dimValue(b, loc, op.getInput(), axis);
+      // ONNX: negative bounds count from the end; both clamp to [0, dim].
+      auto bound = [&](int64_t v) -> Value {
+        Value x = v < 0 ? Value(arith::AddIOp::create(
+                              b, loc, dim, indexConst(b, loc, std::max<int64_t>(
+                                                                 v, -(int64_t(1) << 62)))))
+                        : indexConst(b, loc, std::min<int64_t>(v, int64_t(1) << 62));
+        return arith::MaxSIOp::create(
+            b, loc, zero, arith::MinSIOp::create(b, loc, x, dim));
+      };
+      Value s = bound((*starts)[i]), e = bound((*ends)[i]);
+      // ceil((e - s) / step), at least 0.
+      Value span = arith::MaxSIOp::create(
+          b, loc, zero, arith::SubIOp::create(b, loc, e, s));
+      Value n = arith::CeilDivSIOp::create(b, loc, span,
+                                           indexConst(b, loc, step));
+      offsets[axis] = s;
+      sizes[axis] = n;
+      strides[axis] = b.getIndexAttr(step);
+    }
+    Value r = tensor::ExtractSliceOp::create(b, loc, op.getInput(), offsets,
+                                             sizes, strides);
+    if (r.getType() != type)
+      r = tensor::CastOp::create(b, loc, type, r);
+    rewriter.replaceOp(op, r);
+    return success();
+  }
+
   LogicalResult matchAndRewrite(SliceOp op,
                                 PatternRewriter &rewriter) const override {
     auto in = cast<RankedTensorType>(op.getInput().getType());
     auto type = op.getType();
     if (!type.hasStaticShape() || !in.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
+      return dynamicSlice(op, rewriter);
     auto starts = getConstantInts(op.getStarts());
     auto ends = getConstantInts(op.getEnds());
     std::optional<SmallVector<int64_t>> axes =
@@ -344,12 +458,77 @@ struct SliceLowering : public OpRewritePattern<SliceOp> {
 
 struct SplitLowering : public OpRewritePattern<SplitOp> {
   using OpRewritePattern::OpRewritePattern;
+
+  /// Split of a tensor with dynamic dims: pieces of static size along the
+  /// axis where the result types say so; pieces whose size there is
+  /// dynamic split what is left equally (the last one smaller, as ONNX's
+  /// num_outputs does).
+  static LogicalResult dynamicSplit(SplitOp op, PatternRewriter &rewriter) {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Value x = op.getInput();
+    auto in = typeOf(x);
+    int64_t rank = in.getRank(), axis = (int64_t)op.getAxis();
+    if (axis < 0)
+      axis += rank;
+    Value dim = dimValue(b, loc, x, axis);
+    // What the static pieces leave to the dynamic ones.
+    int64_t fixed = 0, numDynamic = 0;
+    for (Value r : op.getResults()) {
+      int64_t size = typeOf(r).getDimSize(axis);
+      if (ShapedType::isDynamic(size))
+        ++numDynamic;
+      else
+        fixed += size;
+    }
+    Value rest = arith::SubIOp::create(b, loc, dim, indexConst(b, loc, fixed));
+    Value each = numDynamic ? Value(arith::CeilDivSIOp::create(
+                                  b, loc, rest, indexConst(b, loc, numDynamic)))
+                            : Value();
+    Value offset = indexConst(b, loc, 0);
+    int64_t seen = 0;
+    SmallVector<Value> parts;
+    for (Value r : op.getResults()) {
+      auto type = typeOf(r);
+      SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+          strides(rank, b.getIndexAttr(1));
+      Value size;
+      if (!type.isDynamicDim(axis)) {
+        size = indexConst(b, loc, type.getDimSize(axis));
+      } else {
+        // The last dynamic piece takes what is left.
+        ++seen;
+        size = seen == numDynamic
+                   ? Value(arith::SubIOp::create(
+                         b, loc, dim, offset))
+                   : each;
+        size = arith::MaxSIOp::create(b, loc, indexConst(b, loc, 0),
+                                      arith::MinSIOp::create(
+                                          b, loc, size,
+                                          arith::SubIOp::create(b, loc, dim,
+                                                                offset)));
+      }
+      for (int64_t d = 0; d < rank; ++d)
+        sizes.push_back(d == axis ? OpFoldResult(size)
+                                  : OpFoldResult(dimValue(b, loc, x, d)));
+      offsets[axis] = offset;
+      Value part =
+          tensor::ExtractSliceOp::create(b, loc, x, offsets, sizes, strides);
+      if (part.getType() != type)
+        part = tensor::CastOp::create(b, loc, type, part);
+      parts.push_back(part);
+      offset = arith::AddIOp::create(b, loc, offset, size);
+    }
+    rewriter.replaceOp(op, parts);
+    return success();
+  }
+
   LogicalResult matchAndRewrite(SplitOp op,
                                 PatternRewriter &rewriter) const override {
     auto in = cast<RankedTensorType>(op.getInput().getType());
     if (!in.hasStaticShape() ||
         !llvm::all_of(op.getResultTypes(), [](Type t) { return isStatic(t); }))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
+      return dynamicSplit(op, rewriter);
     int64_t axis = (int64_t)op.getAxis();
     SmallVector<Value> parts;
     int64_t offset = 0;
@@ -379,15 +558,14 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
     int64_t axis = (int64_t)op.getAxis();
     if (axis < 0)
       axis += data.getRank();
-    // Indices are checked against the gathered dim's static size.
-    if (data.isDynamicDim(axis))
-      return rewriter.notifyMatchFailure(op, "dynamic gathered dim");
     int64_t q = idx.getRank(), rank = type.getRank();
     SmallVector<AffineExpr> idxExprs;
     for (int64_t i = 0; i < q; ++i)
       idxExprs.push_back(getAffineDimExpr(axis + i, ctx));
     AffineMap idxMap = AffineMap::get(rank, 0, idxExprs, ctx);
     Location loc = op.getLoc();
+    // Negative indices count from the gathered dim's end.
+    Value axisSize = dimValue(rewriter, loc, op.getData(), axis);
     SmallVector<Value> sizes;
     for (int64_t d = 0; d < rank; ++d)
       if (type.isDynamicDim(d))
@@ -398,7 +576,7 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
     Value r = parallelGeneric(
         rewriter, loc, type, op.getIndices(), idxMap,
         [&](OpBuilder &b, Location l, ValueRange a) {
-          Value i = normalizedIndex(b, l, a[0], data.getDimSize(axis));
+          Value i = normalizedIndex(b, l, a[0], axisSize);
           SmallVector<Value> coords;
           for (int64_t d = 0; d < data.getRank(); ++d) {
             if (d < axis)
@@ -489,8 +667,6 @@ struct RangeLowering : public OpRewritePattern<RangeOp> {
   LogicalResult matchAndRewrite(RangeOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = op.getType();
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     Type elt = type.getElementType();
     auto scalar = [&](OpBuilder &b, Location l, Value t) -> Value {
@@ -498,6 +674,31 @@ struct RangeLowering : public OpRewritePattern<RangeOp> {
                                arith::ConstantIndexOp::create(b, l, 0));
       return tensor::ExtractOp::create(b, l, t, zeros);
     };
+    // Bounds known only at run time: max(ceil((limit - start) / delta), 0)
+    // elements.
+    SmallVector<Value> sizes;
+    if (type.isDynamicDim(0)) {
+      OpBuilder &b = rewriter;
+      Value start = scalar(b, loc, op.getStart());
+      Value limit = scalar(b, loc, op.getLimit());
+      Value delta = scalar(b, loc, op.getDelta());
+      Value n;
+      if (isa<FloatType>(elt)) {
+        Value q = arith::DivFOp::create(
+            b, loc, arith::SubFOp::create(b, loc, limit, start), delta);
+        n = arith::FPToSIOp::create(b, loc, b.getI64Type(),
+                                    math::CeilOp::create(b, loc, q));
+      } else {
+        Value span = castScalar(b, loc,
+                                arith::SubIOp::create(b, loc, limit, start),
+                                b.getI64Type());
+        n = arith::CeilDivSIOp::create(b, loc, span,
+                                       castScalar(b, loc, delta, b.getI64Type()));
+      }
+      n = arith::MaxSIOp::create(b, loc, n,
+                                 arith::ConstantIntOp::create(b, loc, 0, 64));
+      sizes.push_back(arith::IndexCastOp::create(b, loc, b.getIndexType(), n));
+    }
     rewriter.replaceOp(
         op, parallelGeneric(
                 rewriter, loc, type, ValueRange{}, ArrayRef<AffineMap>{},
@@ -514,7 +715,36 @@ struct RangeLowering : public OpRewritePattern<RangeOp> {
                         b, l, start, arith::MulFOp::create(b, l, i, delta));
                   return arith::AddIOp::create(
                       b, l, start, arith::MulIOp::create(b, l, i, delta));
-                }));
+                },
+                sizes));
+    return success();
+  }
+};
+
+/// ConstantOfShape of a shape known only at run time (static ones fold).
+struct ConstantOfShapeLowering : public OpRewritePattern<ConstantOfShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConstantOfShapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = op.getType();
+    auto value = dyn_cast<DenseElementsAttr>(op.getValue());
+    if (!value || !value.isSplat())
+      return rewriter.notifyMatchFailure(op, "value is not one constant");
+    Location loc = op.getLoc();
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(arith::IndexCastOp::create(
+            rewriter, loc, rewriter.getIndexType(),
+            tensor::ExtractOp::create(
+                rewriter, loc, op.getShape(),
+                ValueRange{indexConst(rewriter, loc, d)})));
+    Value fill = arith::ConstantOp::create(
+        rewriter, loc, value.getSplatValue<TypedAttr>());
+    rewriter.replaceOp(op, linalg::FillOp::create(
+                               rewriter, loc, fill,
+                               emptyTensor(rewriter, loc, type, sizes))
+                               .getResult(0));
     return success();
   }
 };
@@ -525,7 +755,8 @@ void populateShapeToTensorPatterns(RewritePatternSet &patterns) {
   patterns.add<ConstantLowering, ReshapeLikeLowering, ShapeLowering,
                SizeLowering, TransposeLowering,
                ConcatLowering, ExpandLowering, SliceLowering, SplitLowering,
-               GatherLowering, TileLowering, TriluLowering, RangeLowering>(
+               GatherLowering, TileLowering, TriluLowering, RangeLowering,
+               ConstantOfShapeLowering>(
       patterns.getContext());
 }
 
