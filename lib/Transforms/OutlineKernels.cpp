@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -44,13 +45,13 @@ bool isScalarConstant(Value v) {
 
 /// A fill whose one user is a linalg op of the same block: it is outlined
 /// with that user.
-bool isInitOfAnotherKernel(Operation &op, func::FuncOp func) {
+bool isInitOfAnotherKernel(Operation &op) {
   auto fill = dyn_cast<linalg::FillOp>(op);
   if (!fill || !fill->hasOneUse())
     return false;
   Operation *user = *fill->getUsers().begin();
   return isa<linalg::LinalgOp>(user) && !isa<linalg::FillOp>(user) &&
-         user->getBlock() == &func.front() &&
+         user->getBlock() == fill->getBlock() &&
          isClonedProducer(fill->getResult(0), user);
 }
 
@@ -64,11 +65,19 @@ struct OutlineKernelsPass
         continue;
       unsigned counter = 0;
       Operation *insertAfter = func;
-      for (Operation &op : llvm::make_early_inc_range(func.front())) {
+      // Linalg ops in scf.if branches too (the run-time broadcasts of
+      // dynamic shapes); those in loop bodies stay with their loop.
+      SmallVector<Operation *> ops;
+      func.walk([&](linalg::LinalgOp op) {
+        Operation *parent = op->getParentOp();
+        if (parent == func.getOperation() || isa<scf::IfOp>(parent))
+          ops.push_back(op);
+      });
+      for (Operation *op : ops) {
         // Fills are outlined with their consumer when they have one.
-        if (!isa<linalg::LinalgOp>(op) || isInitOfAnotherKernel(op, func))
+        if (isInitOfAnotherKernel(*op))
           continue;
-        insertAfter = outline(func, &op, symbols, counter++, insertAfter);
+        insertAfter = outline(func, op, symbols, counter++, insertAfter);
       }
     }
   }

@@ -1,4 +1,5 @@
-// Each top-level linalg op becomes a call to its own noinline kernel; the
+// Each top-level linalg op (or one in an scf.if branch) becomes a call to
+// its own noinline kernel; the
 // kernel creates its output (tensor.empty, the accumulator's fill) and
 // clones scalar constants; tensors it reads, including captured ones, are
 // arguments.
@@ -37,4 +38,27 @@ func.func @two_ops(%a: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> tensor<2x4xf32> 
 func.func @gather(%d: tensor<4x3xf32>, %i: tensor<2xi64>) -> tensor<2x3xf32> {
   %0 = mp.gather %d, %i {axis = 0 : i64} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Dynamic shapes: the kernel writes into the tensor.empty its caller sized
+// (an argument), and the run-time broadcast in an scf.if branch is a kernel
+// too.
+// CHECK-LABEL: func.func @dynamic(
+// CHECK-SAME: %[[A:[a-z0-9]+]]: tensor<?x4xf32>, %[[B:[a-z0-9]+]]: tensor<?x4xf32>
+// CHECK: %[[A2:.+]] = scf.if
+// CHECK: %[[E1:.+]] = tensor.empty(%{{.+}}) : tensor<?x4xf32>
+// CHECK: %[[X:.+]] = func.call @dynamic_kernel_0(%[[A]], %[[E1]])
+// CHECK: scf.yield %[[X]]
+// CHECK: %[[B2:.+]] = scf.if
+// CHECK: } else {
+// CHECK: %[[E:.+]] = tensor.empty(%{{.+}}) : tensor<?x4xf32>
+// CHECK: call @dynamic_kernel_2(%[[A2]], %[[B2]], %[[E]])
+// CHECK-LABEL: func.func private @dynamic_kernel_0(
+// CHECK-SAME: %{{.+}}: tensor<?x4xf32>, %[[OUT:.+]]: tensor<?x4xf32>)
+// CHECK: linalg.generic {{.*}} outs(%[[OUT]] : tensor<?x4xf32>)
+func.func @dynamic(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = mp.add %a, %b : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
 }
