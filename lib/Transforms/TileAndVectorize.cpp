@@ -67,9 +67,9 @@ std::optional<ContractionTiling> planContraction(linalg::GenericOp op,
         return m.isProjectedPermutation();
       }))
     return std::nullopt;
+  // Loops of run-time size take tiles of 1 (batch dims; m and k when
+  // dynamic); n, the vector dim, must be static.
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return std::nullopt;
   // The body must multiply and accumulate; anything else (a max-reduce, a
   // gather) keeps its scalar loops.
   bool multiplies = false;
@@ -89,6 +89,8 @@ std::optional<ContractionTiling> planContraction(linalg::GenericOp op,
   if (!innermostIs(outMap, n) || !innermostIs(rhsMap, n) ||
       lhsMap.isFunctionOfDim(n))
     return std::nullopt;
+  if (ShapedType::isDynamic(ranges[n]))
+    return std::nullopt;
   int64_t nTile = dividingTile(ranges[n], tileN, 4);
   if (nTile == 0)
     return std::nullopt;
@@ -107,7 +109,7 @@ std::optional<ContractionTiling> planContraction(linalg::GenericOp op,
     if (lhsMap.isFunctionOfDim(i) && !rhsMap.isFunctionOfDim(i))
       m = i;
   }
-  if (m) {
+  if (m && !ShapedType::isDynamic(ranges[*m])) {
     int64_t mTile = dividingTile(ranges[*m], tileM, 1);
     // MLIR 22's canonicalizer folds shape_cast(broadcast(v: mxk1 -> nxmx1))
     // into broadcast(v -> nxm) when m == n, which transposes the first

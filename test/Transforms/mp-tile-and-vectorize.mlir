@@ -94,3 +94,25 @@ func.func @square(%a: tensor<4x8xf32>, %w: tensor<8x4xf32>) -> tensor<4x4xf32> {
   %0 = mp.matmul %a, %w : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+
+// -----
+
+// Rows known only at run time take blocks of one row; the columns (static)
+// still fill the vector.
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK-SAME: %[[A:[a-z0-9]+]]: tensor<?x64xf32>
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK: linalg.fill
+// CHECK: %[[ROWS:.+]] = tensor.dim %[[A]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[ROWS]] step %[[C1]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C16]]
+// CHECK: scf.for {{.*}} -> (vector<16xf32>)
+// CHECK: arith.mulf {{.*}} : vector<16xf32>
+// CHECK-NOT: linalg.generic
+// SMALL-LABEL: func.func @dynamic_rows(
+// SMALL: vector<8xf32>
+func.func @dynamic_rows(%a: tensor<?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x32xf32> {
+  %0 = mp.matmul %a, %w : (tensor<?x64xf32>, tensor<64x32xf32>) -> tensor<?x32xf32>
+  return %0 : tensor<?x32xf32>
+}
