@@ -74,6 +74,21 @@ def test_decoder_one_variant_for_every_shape(precision):
     assert model.num_variants == 1
 
 
+def test_fused_attention_dynamic_cache_length():
+    """With mp-fuse-attention, the decoder's attention is one op whose past
+    (Concat-ed) cache has a run-time length: one variant for every length,
+    like onnxruntime."""
+    rng = np.random.default_rng(9)
+    model = mp.compile(DECODER, dynamic_shapes=True, fuse_attention=True)
+    for batch, enc_len, past in [(2, 10, 5), (1, 4, 0), (1, 7, 31)]:
+        feeds = _decoder_inputs(rng, batch, enc_len, past)
+        ours, ref = model.run(feeds), _ort(DECODER, feeds)
+        for name, expected in ref.items():
+            assert ours[name].shape == expected.shape
+            np.testing.assert_allclose(ours[name], expected, rtol=1e-4, atol=1e-4)
+    assert model.num_variants == 1
+
+
 def test_decoder_dynamic_matches_specialized():
     """The dynamic variant computes what the per-shape one computes."""
     rng = np.random.default_rng(1)

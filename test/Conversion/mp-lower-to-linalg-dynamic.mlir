@@ -192,3 +192,25 @@ func.func @concat_shape_gather(%p: tensor<?x4x?x8xf32>, %n: tensor<?x4x1x8xf32>,
   %2 = mp.gather %t, %i {axis = 0 : i64} : (tensor<10x8xf32>, tensor<?x?xi64>) -> tensor<?x?x8xf32>
   return %0, %1, %2 : tensor<?x4x?x8xf32>, tensor<4xi64>, tensor<?x?x8xf32>
 }
+
+// -----
+
+// Attention with a past of run-time length: past and new keys are joined,
+// the causal rule counts from the past's run-time length, and the scores
+// are materialized (the CPU streams only caches of static length).
+// CHECK-LABEL: func.func @attention_dynamic_past
+// CHECK-SAME: (%[[Q:.+]]: tensor<?x4x1x16xf32>, %[[K:.+]]: tensor<?x2x1x16xf32>, %[[V:.+]]: tensor<?x2x1x16xf32>, %[[PK:.+]]: tensor<?x2x?x16xf32>, %[[PV:.+]]: tensor<?x2x?x16xf32>)
+// CHECK-DAG: %[[P:.+]] = tensor.dim %[[PK]], %c2
+// CHECK: tensor.insert_slice %[[PK]]
+// CHECK: tensor.insert_slice %[[K]]
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]
+// The one query (s = 0) sees keys t <= P.
+// CHECK: %[[T:.+]] = linalg.index 3 : index
+// CHECK: arith.cmpi sgt, %[[T]], %[[P]] : index
+// CHECK: math.exp
+// CHECK-NOT: scf.for
+func.func @attention_dynamic_past(%q: tensor<?x4x1x16xf32>, %k: tensor<?x2x1x16xf32>, %v: tensor<?x2x1x16xf32>, %pk: tensor<?x2x?x16xf32>, %pv: tensor<?x2x?x16xf32>) -> (tensor<?x4x1x16xf32>, tensor<?x2x?x16xf32>) {
+  %o, %k2, %v2, %qk = mp.attention %q, %k, %v past(%pk, %pv) {is_causal = true} : (tensor<?x4x1x16xf32>, tensor<?x2x1x16xf32>, tensor<?x2x1x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> (tensor<?x4x1x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x4x1x?xf32>)
+  return %o, %k2 : tensor<?x4x1x16xf32>, tensor<?x2x?x16xf32>
+}

@@ -30,6 +30,23 @@ using namespace mp::lowering;
 namespace mp {
 namespace {
 
+/// `x` [a, b, c, d] transposed to [a, c, b, d] (batch and sequence dims
+/// may be dynamic).
+Value swapMiddleDims(OpBuilder &b, Location loc, Value x) {
+  auto t = typeOf(x);
+  auto outType = RankedTensorType::get({t.getDimSize(0), t.getDimSize(2),
+                                        t.getDimSize(1), t.getDimSize(3)},
+                                       t.getElementType());
+  SmallVector<Value> sizes;
+  for (int64_t from : {0, 2, 1, 3})
+    if (t.isDynamicDim(from))
+      sizes.push_back(dimValue(b, loc, x, from));
+  Value init = emptyTensor(b, loc, outType, sizes);
+  return linalg::TransposeOp::create(b, loc, x, init,
+                                     ArrayRef<int64_t>{0, 2, 1, 3})
+      .getResult()[0];
+}
+
 /// [B, S, H*D] -> [B, H, S, D].
 Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
   auto t = typeOf(x);
@@ -38,26 +55,13 @@ Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
                       RankedTensorType::get({t.getDimSize(0), t.getDimSize(1),
                                              heads, d},
                                             t.getElementType()));
-  auto outType = RankedTensorType::get(
-      {t.getDimSize(0), heads, t.getDimSize(1), d}, t.getElementType());
-  Value init = tensor::EmptyOp::create(b, loc, outType.getShape(),
-                                       outType.getElementType());
-  return linalg::TransposeOp::create(b, loc, r, init,
-                                     ArrayRef<int64_t>{0, 2, 1, 3})
-      .getResult()[0];
+  return swapMiddleDims(b, loc, r);
 }
 
 /// [B, H, S, D] -> [B, S, H*D].
 Value mergeHeads(OpBuilder &b, Location loc, Value x) {
   auto t = typeOf(x);
-  auto tt = RankedTensorType::get({t.getDimSize(0), t.getDimSize(2),
-                                   t.getDimSize(1), t.getDimSize(3)},
-                                  t.getElementType());
-  Value init = tensor::EmptyOp::create(b, loc, tt.getShape(),
-                                       tt.getElementType());
-  Value r = linalg::TransposeOp::create(b, loc, x, init,
-                                        ArrayRef<int64_t>{0, 2, 1, 3})
-                .getResult()[0];
+  Value r = swapMiddleDims(b, loc, x);
   return reshapeTo(b, loc, r,
                    RankedTensorType::get({t.getDimSize(0), t.getDimSize(2),
                                           t.getDimSize(1) * t.getDimSize(3)},
@@ -70,9 +74,11 @@ Value withPast(OpBuilder &b, Location loc, Value past, Value now) {
   if (!past)
     return now;
   auto p = typeOf(past), n = typeOf(now);
+  int64_t length = p.isDynamicDim(2) || n.isDynamicDim(2)
+                       ? ShapedType::kDynamic
+                       : p.getDimSize(2) + n.getDimSize(2);
   auto type = RankedTensorType::get(
-      {n.getDimSize(0), n.getDimSize(1), p.getDimSize(2) + n.getDimSize(2),
-       n.getDimSize(3)},
+      {n.getDimSize(0), n.getDimSize(1), length, n.getDimSize(3)},
       n.getElementType());
   return tensor::ConcatOp::create(b, loc, type, 2, ValueRange{past, now});
 }
@@ -549,6 +555,18 @@ Value padKeys(OpBuilder &b, Location loc, Value mask, int64_t keys,
       });
 }
 
+/// A placeholder for the qk_matmul_output nothing reads: [B, Hq, S, T] of
+/// q [B, Hq, S, D] and the keys [B, Hkv, T, D].
+Value unusedScores(OpBuilder &b, Location loc, AttentionOp op, Value q,
+                   Value keys) {
+  auto type = cast<RankedTensorType>(op.getQkMatmulOutput().getType());
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < 4; ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(dimValue(b, loc, d == 3 ? keys : q, d == 3 ? 2 : d));
+  return emptyTensor(b, loc, type, sizes);
+}
+
 /// ONNX Attention-23/24.
 /// An attention lowering, told whether long caches may stream (CPU) or
 /// must materialize their scores (CUDA: the pieces map to Tensor Core and
@@ -564,7 +582,10 @@ struct AttentionLowering : public AttentionPattern<AttentionOp> {
   using AttentionPattern::AttentionPattern;
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
+    // Dynamic batch and sequence lengths take the materialized scores; a
+    // fixed-capacity cache (past_length) needs static shapes.
+    if (!allStatic(op) && (op.getPastLength() ||
+                           kernels == AttentionKernels::GpuFlash))
       return rewriter.notifyMatchFailure(op, "dynamic shape");
     if (op.getQkMatmulOutputMode() < 0 || op.getQkMatmulOutputMode() > 3)
       return rewriter.notifyMatchFailure(op, "unknown qk_matmul_output_mode");
@@ -603,6 +624,8 @@ struct AttentionLowering : public AttentionPattern<AttentionOp> {
     m.causal = op.getIsCausal();
     m.causalOffset =
         op.getPastKey() ? typeOf(op.getPastKey()).getDimSize(2) : 0;
+    if (ShapedType::isDynamic(m.causalOffset))
+      m.causalOffsetValue = dimValue(rewriter, loc, op.getPastKey(), 2);
     m.softcap = op.getSoftcap().convertToDouble();
     m.kvLength = op.getNonpadKvSeqlen();
     if (fill) {
@@ -628,12 +651,7 @@ struct AttentionLowering : public AttentionPattern<AttentionOp> {
                                b, l, a[0],
                                getElementTypeOrSelf(op.getQkMatmulOutput()));
                          })
-                   : Value(tensor::EmptyOp::create(
-                         rewriter, loc,
-                         cast<RankedTensorType>(
-                             op.getQkMatmulOutput().getType())
-                             .getShape(),
-                         getElementTypeOrSelf(op.getQkMatmulOutput())));
+                   : unusedScores(rewriter, loc, op, q, pk);
     rewriter.replaceOp(op, {out, pk, pv, qk});
     return success();
   }
