@@ -273,10 +273,12 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
         inputs, [&](const HostTensor &t) { return t.name == spec.name; });
     std::string error;
     if (given != inputs.end() && !fitsSpec(spec, *given, error))
-      return emitError(loc) << error
-                            << (entryOptions.maxSeqLen > 0
-                                    ? " (KV caches hold max_seq_len positions)"
-                                    : ""),
+      return emitError(loc)
+                 << "input '" << spec.name << "' is " << given->describe()
+                 << ", the compiled step takes " << spec.describe()
+                 << (entryOptions.maxSeqLen > 0
+                         ? " (KV caches hold max_seq_len positions)"
+                         : ""),
              nullptr;
   }
   runner->entry = runner->signature.symbol;

@@ -747,7 +747,8 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
   using AttentionPattern::AttentionPattern;
   LogicalResult matchAndRewrite(MsAttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op) || op.getPastSequenceLength() || op.getDoRotary())
+    if (op.getPastSequenceLength() || op.getDoRotary() ||
+        (!allStatic(op) && kernels == AttentionKernels::GpuFlash))
       return rewriter.notifyMatchFailure(op, "unsupported form");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
@@ -767,7 +768,12 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
     // qkv[b, s, j] = sum_k x[b, s, k] * w[k, j] (+ bias[j])
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     auto qkvType = RankedTensorType::get({B, S, H3}, f32);
-    Value empty = tensor::EmptyOp::create(rewriter, loc, qkvType.getShape(), f32);
+    // Batch and sequence may be known only at run time.
+    SmallVector<Value> rows;
+    for (int64_t i : {0, 1})
+      if (in.isDynamicDim(i))
+        rows.push_back(dimValue(rewriter, loc, op.getInput(), i));
+    Value empty = emptyTensor(rewriter, loc, qkvType, rows);
     Value init = linalg::FillOp::create(rewriter, loc,
                                         scalarConst(rewriter, loc, f32, 0), empty)
                      .getResult(0);
@@ -803,11 +809,16 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
       int64_t offset = 0;
       for (int64_t j = 0; j < i; ++j)
         offset += widths[j];
-      auto t = RankedTensorType::get({B, S, widths[i]}, elt);
+      SmallVector<OpFoldResult> sizes = {
+          getAsOpFoldResult(dimValue(rewriter, loc, qkv, 0)),
+          getAsOpFoldResult(dimValue(rewriter, loc, qkv, 1)),
+          rewriter.getIndexAttr(widths[i])};
       Value slice = tensor::ExtractSliceOp::create(
-          rewriter, loc, t, qkv, ValueRange{}, ValueRange{}, ValueRange{},
-          ArrayRef<int64_t>{0, 0, offset}, t.getShape(),
-          ArrayRef<int64_t>{1, 1, 1});
+          rewriter, loc, qkv,
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                                 rewriter.getIndexAttr(0),
+                                 rewriter.getIndexAttr(offset)},
+          sizes, SmallVector<OpFoldResult>(3, rewriter.getIndexAttr(1)));
       return splitHeads(rewriter, loc, slice, n);
     };
     Value q = part(0), k = part(1), v = part(2);
@@ -817,14 +828,14 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
       auto half = RankedTensorType::get(pt.getShape().drop_front(1),
                                         pt.getElementType());
       auto take = [&](int64_t i) {
-        auto sliceType = RankedTensorType::get(
-            {1, pt.getDimSize(1), pt.getDimSize(2), pt.getDimSize(3),
-             pt.getDimSize(4)},
-            pt.getElementType());
-        Value s = tensor::ExtractSliceOp::create(
-            rewriter, loc, sliceType, past, ValueRange{}, ValueRange{},
-            ValueRange{}, ArrayRef<int64_t>{i, 0, 0, 0, 0},
-            sliceType.getShape(), ArrayRef<int64_t>{1, 1, 1, 1, 1});
+        SmallVector<OpFoldResult> offsets(5, rewriter.getIndexAttr(0)),
+            sizes = {rewriter.getIndexAttr(1)},
+            strides(5, rewriter.getIndexAttr(1));
+        offsets[0] = rewriter.getIndexAttr(i);
+        for (int64_t d = 1; d < 5; ++d)
+          sizes.push_back(getAsOpFoldResult(dimValue(rewriter, loc, past, d)));
+        Value s = tensor::ExtractSliceOp::create(rewriter, loc, past, offsets,
+                                                 sizes, strides);
         return reshapeTo(rewriter, loc, s, half);
       };
       pk = take(0);
@@ -845,6 +856,8 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
     }
     m.causal = op.getUnidirectional();
     m.causalOffset = op.getPast() ? typeOf(op.getPast()).getDimSize(3) : 0;
+    if (ShapedType::isDynamic(m.causalOffset))
+      m.causalOffsetValue = dimValue(rewriter, loc, op.getPast(), 3);
     Value out = attend(rewriter, loc, q, k, v, scale, m, kernels).first;
     auto presentType = cast<RankedTensorType>(op.getPresent().getType());
     auto oneType = RankedTensorType::get(
@@ -858,7 +871,7 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
           rewriter, loc, presentType, 0,
           ValueRange{reshapeTo(rewriter, loc, k, oneType),
                      reshapeTo(rewriter, loc, v, oneType)});
-    else if (op.getPresent().use_empty())
+    else if (op.getPresent().use_empty() && presentType.hasStaticShape())
       present = tensor::EmptyOp::create(rewriter, loc, presentType.getShape(),
                                         presentType.getElementType());
     else

@@ -363,21 +363,16 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
   }
   SmallVector<Value> sizes(dynSizes);
   if (sizes.empty()) {
-    // Unit dims added or removed: the other dims correspond in order.
-    SmallVector<int64_t> kept;
+    // The dynamic dims correspond in order (static ones may split, merge,
+    // or be unit dims added or removed).
+    SmallVector<int64_t> dynamic;
     for (int64_t d = 0; d < from.getRank(); ++d)
-      if (from.getDimSize(d) != 1)
-        kept.push_back(d);
-    size_t next = 0;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      if (type.getDimSize(d) == 1)
-        continue;
-      if (next >= kept.size())
-        llvm::report_fatal_error("reshapeTo: shapes do not correspond");
-      int64_t src = kept[next++];
-      if (type.isDynamicDim(d))
-        sizes.push_back(dimValue(b, loc, value, src));
-    }
+      if (from.isDynamicDim(d))
+        dynamic.push_back(d);
+    if ((int64_t)dynamic.size() != type.getNumDynamicDims())
+      llvm::report_fatal_error("reshapeTo: dynamic dims do not correspond");
+    for (int64_t d : dynamic)
+      sizes.push_back(dimValue(b, loc, value, d));
   }
   // Dims that only split or merge: an expand_shape or collapse_shape, which
   // bufferize to views and fold with their neighbours.

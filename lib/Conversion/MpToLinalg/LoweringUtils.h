@@ -122,9 +122,8 @@ mlir::Value withStat(mlir::OpBuilder &b, mlir::Location loc,
                      ScalarFn fn);
 
 /// Reshapes `value` to `type` (same number of elements, row-major order).
-/// Dynamic dims of `type` take `dynSizes`; without them, `type` must be
-/// `value`'s shape with unit dims added or removed (dynamic dims matched in
-/// order).
+/// Dynamic dims of `type` take `dynSizes`; without them, the dynamic dims
+/// of `type` are those of `value`, in order.
 mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value value, mlir::RankedTensorType type,
                       mlir::ValueRange dynSizes = {});
