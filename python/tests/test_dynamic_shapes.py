@@ -28,7 +28,7 @@ DECODER = REPO / "examples" / "tts_decoder" / "model.onnx"
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
-from onnx import TensorProto, helper  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -200,23 +200,26 @@ def test_rank_and_static_dims_still_checked():
 
 
 def test_op_without_dynamic_lowering_is_named(tmp_path):
-    """An op that has no dynamic-shape lowering yet is named with its node,
-    and the error says how to pin the shapes."""
-    f, i64 = TensorProto.FLOAT, TensorProto.INT64
-    reps = helper.make_tensor("reps", i64, [2], [1, 2])
+    """An op that has no dynamic-shape lowering yet (LSTM over a run-time
+    sequence length) is named with its node, and the error says how to pin
+    the shapes."""
+    f = TensorProto.FLOAT
+    rng = np.random.default_rng(7)
+    w = numpy_helper.from_array(rng.standard_normal((1, 16, 3)).astype(np.float32), "w")
+    r = numpy_helper.from_array(rng.standard_normal((1, 16, 4)).astype(np.float32), "r")
     graph = helper.make_graph(
-        [helper.make_node("Tile", ["x", "reps"], ["y"], name="the_tile")], "tile",
-        [helper.make_tensor_value_info("x", f, ["n", 3])],
-        [helper.make_tensor_value_info("y", f, None)], initializer=[reps])
+        [helper.make_node("LSTM", ["x", "w", "r"], ["y"], hidden_size=4, name="the_lstm")],
+        "lstm", [helper.make_tensor_value_info("x", f, ["t", 1, 3])],
+        [helper.make_tensor_value_info("y", f, None)], initializer=[w, r])
     path = _save(tmp_path, graph)
     model = mp.compile(path, dynamic_shapes=True)
-    with pytest.raises(mp.Error, match=r"cannot lower 'mp.tile' \(node 'the_tile'\): "
+    with pytest.raises(mp.Error, match=r"cannot lower 'mp.lstm' \(node 'the_lstm'\): "
                                        r"its shapes are dynamic and it has no "
                                        r"dynamic-shape lowering yet"):
-        model.run({"x": np.zeros((2, 3), np.float32)})
+        model.run({"x": np.zeros((5, 1, 3), np.float32)})
     # Without dynamic shapes the same model runs (specialized per shape).
-    out = mp.compile(path).run({"x": np.ones((2, 3), np.float32)})["y"]
-    assert out.shape == (2, 6)
+    feeds = {"x": rng.standard_normal((5, 1, 3)).astype(np.float32)}
+    _assert_matches_ort(mp.compile(path).run(feeds), path, feeds, 1e-5, "specialized")
 
 
 def test_mp_run_dynamic_shapes_flag():
@@ -330,16 +333,17 @@ SHARED_MODELS = REPO.parent / "shared" / "models"
 
 def test_shared_models_with_dynamic_shapes():
     """The shared models compiled once with their dynamic dims kept match
-    onnxruntime's stored outputs (every test_data_set), except llama, whose
-    com.microsoft RotaryEmbedding has no dynamic-shape lowering yet; that
-    is named."""
+    onnxruntime's stored outputs (every test_data_set): gpt2's contrib
+    Attention with past, llama's contrib MultiHeadAttention, RotaryEmbedding
+    and Tile-built causal mask, silero's If and Conv over run-time lengths,
+    and the Attention-23 models."""
     if not MP_RUN.is_file() or not SHARED_MODELS.is_dir():
         pytest.skip("mp-run or ../shared/models is missing")
     proc = subprocess.run([str(MP_RUN), "--test-dir", str(SHARED_MODELS), "--dynamic-shapes"],
                           capture_output=True, text=True, timeout=1800)
     lines = {line.split()[1].rstrip(":"): line for line in proc.stdout.splitlines()
              if line.startswith(("PASS ", "FAIL ", "SKIP "))}
-    for name in ("genai_gpt2_fp32_contrib_attention_past", "silero_vad_op18_ifless",
-                 "openwakeword_hello_deepa", "local_attn23_kv", "local_attn23_gqa_fp16"):
+    for name in ("genai_gpt2_fp32_contrib_attention_past", "genai_llama_fp16_mha_extdata",
+                 "silero_vad_op18_ifless", "openwakeword_hello_deepa", "local_attn23_kv",
+                 "local_attn23_gqa_fp16"):
         assert lines[name].startswith("PASS"), lines[name]
-    assert "cannot lower 'mp.ms.rotary_embedding'" in lines["genai_llama_fp16_mha_extdata"]

@@ -214,3 +214,95 @@ func.func @attention_dynamic_past(%q: tensor<?x4x1x16xf32>, %k: tensor<?x2x1x16x
   %o, %k2, %v2, %qk = mp.attention %q, %k, %v past(%pk, %pv) {is_causal = true} : (tensor<?x4x1x16xf32>, tensor<?x2x1x16xf32>, tensor<?x2x1x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> (tensor<?x4x1x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x4x1x?xf32>)
   return %o, %k2 : tensor<?x4x1x16xf32>, tensor<?x2x?x16xf32>
 }
+
+// -----
+
+// Rotary embedding over run-time batch and sequence: the result takes x's
+// sizes and the caches are read at the position ids.
+// CHECK-LABEL: func.func @rotary_dynamic
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x?x32xf16>, %[[POS:[^:]+]]: tensor<?x?xi64>, %[[COS:[^:]+]]: tensor<64x8xf16>
+// CHECK-DAG: %[[B:.+]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[S:.+]] = tensor.dim %[[X]], %c1
+// CHECK: %[[E:.+]] = tensor.empty(%[[B]], %[[S]]) : tensor<?x?x32xf16>
+// CHECK: linalg.generic {{.*}} ins(%[[POS]] : tensor<?x?xi64>) outs(%[[E]] : tensor<?x?x32xf16>)
+// CHECK: %[[P:.+]] = arith.index_cast %{{.+}} : i64 to index
+// CHECK: tensor.extract %[[COS]][%[[P]], %{{.+}}] : tensor<64x8xf16>
+func.func @rotary_dynamic(%x: tensor<?x?x32xf16>, %pos: tensor<?x?xi64>, %cos: tensor<64x8xf16>, %sin: tensor<64x8xf16>) -> tensor<?x?x32xf16> {
+  %0 = mp.ms.rotary_embedding %x, %pos, %cos, %sin {num_heads = 2 : i64} : (tensor<?x?x32xf16>, tensor<?x?xi64>, tensor<64x8xf16>, tensor<64x8xf16>) -> tensor<?x?x32xf16>
+  return %0 : tensor<?x?x32xf16>
+}
+
+// -----
+
+// com.microsoft MultiHeadAttention with a past of run-time length and an
+// additive bias whose dynamic batch dim may be 1 at run time: the bias is
+// expanded in an scf.if, past and new keys are joined, and the causal rule
+// counts from the past's run-time length.
+// CHECK-LABEL: func.func @mha_dynamic_past
+// CHECK-SAME: %[[BIAS:[^:]+]]: tensor<?x1x?x?xf32>, %[[PK:[^:]+]]: tensor<?x2x?x16xf32>
+// CHECK: %[[P:.+]] = tensor.dim %[[PK]], %c2
+// CHECK: tensor.insert_slice %[[PK]]
+// CHECK: %[[KEYS:.+]] = tensor.insert_slice %{{.+}}[0, 0, %[[P]], 0]
+// CHECK: %[[SCORES:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%{{.+}}, %[[KEYS]] :
+// CHECK: %[[NB:.+]] = tensor.dim %[[BIAS]], %c0
+// CHECK: %[[UNIT:.+]] = arith.cmpi eq, %[[NB]], %c1
+// CHECK: %[[GROWS:.+]] = arith.andi %[[UNIT]]
+// CHECK: scf.if %[[GROWS]] -> (tensor<?x1x?x?xf32>)
+// CHECK: %[[T:.+]] = linalg.index 3 : index
+// CHECK: %[[LIMIT:.+]] = arith.addi %{{.+}}, %[[P]] : index
+// CHECK: arith.cmpi sgt, %[[T]], %[[LIMIT]] : index
+func.func @mha_dynamic_past(%q: tensor<?x?x32xf32>, %k: tensor<?x?x32xf32>, %v: tensor<?x?x32xf32>, %bias: tensor<?x1x?x?xf32>, %pk: tensor<?x2x?x16xf32>, %pv: tensor<?x2x?x16xf32>) -> (tensor<?x?x32xf32>, tensor<?x2x?x16xf32>) {
+  %0:3 = mp.ms.multi_head_attention %q key %k value %v attention_bias %bias past_key %pk past_value %pv {num_heads = 2 : i64, unidirectional = true} : (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x1x?x?xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> (tensor<?x?x32xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>)
+  return %0#0, %0#1 : tensor<?x?x32xf32>, tensor<?x2x?x16xf32>
+}
+
+// -----
+
+// Tile with run-time sizes: each output dim is the input's times its
+// repeat, and output index i reads input index i mod the input's size.
+// CHECK-LABEL: func.func @tile_dynamic
+// CHECK-SAME: (%[[X:.+]]: tensor<?x3xf32>, %[[R:.+]]: tensor<2xi64>)
+// CHECK: %[[N:.+]] = tensor.dim %[[X]], %c0
+// CHECK: %[[R0:.+]] = tensor.extract %[[R]][%c0]
+// CHECK: %[[R0I:.+]] = arith.index_cast %[[R0]] : i64 to index
+// CHECK: %[[ROWS:.+]] = arith.muli %[[N]], %[[R0I]] : index
+// CHECK: %[[R1:.+]] = tensor.extract %[[R]][%c1]
+// CHECK: %[[R1I:.+]] = arith.index_cast %[[R1]] : i64 to index
+// CHECK: %[[COLS:.+]] = arith.muli %[[R1I]], %c3 : index
+// CHECK: tensor.empty(%[[ROWS]], %[[COLS]]) : tensor<?x?xf32>
+// CHECK: %[[I:.+]] = linalg.index 0 : index
+// CHECK: %[[II:.+]] = arith.remui %[[I]], %[[N]] : index
+// CHECK: %[[J:.+]] = linalg.index 1 : index
+// CHECK: %[[JJ:.+]] = arith.remui %[[J]], %c3 : index
+// CHECK: tensor.extract %[[X]][%[[II]], %[[JJ]]] : tensor<?x3xf32>
+func.func @tile_dynamic(%x: tensor<?x3xf32>, %r: tensor<2xi64>) -> tensor<?x?xf32> {
+  %0 = mp.tile %x, %r : (tensor<?x3xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// Trilu over run-time sizes keeps the input's sizes.
+// CHECK-LABEL: func.func @trilu_dynamic
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?xf32>
+// CHECK-DAG: %[[M:.+]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[N:.+]] = tensor.dim %[[X]], %c1
+// CHECK: tensor.empty(%[[M]], %[[N]]) : tensor<?x?xf32>
+// CHECK: arith.cmpi sle
+func.func @trilu_dynamic(%x: tensor<?x?xf32>, %k: tensor<i64>) -> tensor<?x?xf32> {
+  %0 = mp.trilu %x k %k {upper = false} : (tensor<?x?xf32>, tensor<i64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// One dynamic dim split into two dynamic ones is a tensor.reshape, not an
+// expand_shape: memref's expand-strided-metadata crashes on the run-time
+// stride such an expand_shape has once bufferized.
+// CHECK-LABEL: func.func @reshape_split_two_dynamic
+// CHECK-NOT: tensor.expand_shape
+// CHECK: tensor.reshape %{{.+}}(%{{.+}}) : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+func.func @reshape_split_two_dynamic(%x: tensor<?xf32>, %s: tensor<2xi64>) -> tensor<?x?xf32> {
+  %0 = mp.reshape %x, %s : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}

@@ -2,12 +2,11 @@
 
 // Ops without a dynamic-shape lowering yet are reported with the node name
 // when their shapes are dynamic.
-func.func @dynamic(%a: tensor<?x3xf32>) -> tensor<?x6xf32> {
-  %r = mp.constant dense<[1, 2]> : tensor<2xi64>
-  %0 = mp.tile %a, %r : (tensor<?x3xf32>, tensor<2xi64>) -> tensor<?x6xf32> loc("tile_node")
-  return %0 : tensor<?x6xf32>
+func.func @dynamic(%x: tensor<?x1x3xf32>, %w: tensor<1x16x3xf32>, %r: tensor<1x16x4xf32>) -> tensor<?x1x1x4xf32> {
+  %y, %h, %c = mp.lstm %x, %w, %r {hidden_size = 4 : i64} : (tensor<?x1x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>) -> (tensor<?x1x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>) loc("lstm_node")
+  return %y : tensor<?x1x1x4xf32>
 }
-// CHECK: error: {{.*}}cannot lower 'mp.tile' (node 'tile_node'): its shapes are dynamic and it has no dynamic-shape lowering yet (pin the graph inputs with --mp-specialize-shapes or --input-shape)
+// CHECK: error: {{.*}}cannot lower 'mp.lstm' (node 'lstm_node'): its shapes are dynamic and it has no dynamic-shape lowering yet (pin the graph inputs with --mp-specialize-shapes or --input-shape)
 
 // -----
 

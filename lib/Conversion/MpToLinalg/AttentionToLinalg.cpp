@@ -178,6 +178,13 @@ std::pair<Value, Value> scaleAndMask(OpBuilder &b, Location loc, Value scores,
   auto addMask = [&](Value mask) {
     if (!mask)
       return;
+    // A dynamic mask dim may be 1 at run time where the scores' is not.
+    auto mt = typeOf(mask);
+    int64_t lead = 4 - mt.getRank();
+    for (int64_t p = 0; p < mt.getRank(); ++p)
+      if (mt.isDynamicDim(p))
+        mask = expandUnitDim(b, loc, mask, p,
+                             dimValue(b, loc, scores, lead + p));
     inputs.push_back(mask);
     maps.push_back(
         broadcastMap(ctx, typeOf(mask).getShape(), scoresType.getShape()));
@@ -493,7 +500,8 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
   auto scoresType = RankedTensorType::get({B, Hq, S, T}, f32);
   Value scores = contract(b, loc, scoresType, q, a.qMap, k, a.kMap, f32);
 
-  auto [capped, masked] = scaleAndMask(b, loc, scores, scale, m, Value());
+  std::pair<Value, Value> stages = scaleAndMask(b, loc, scores, scale, m, Value());
+  Value capped = stages.first, masked = stages.second;
   // Softmax over t in f32.
   SmallVector<int64_t> axis = {3};
   Value p = m.sink ? softmaxWithSink(b, loc, masked, m.sink)
@@ -665,8 +673,13 @@ struct MultiHeadAttentionLowering
                                 PatternRewriter &rewriter) const override {
     Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
     int64_t qRank = typeOf(query).getRank();
-    if (!allStatic(op) || (qRank == 3 && !key) || (qRank != 3 && qRank != 5))
+    if ((qRank == 3 && !key) || (qRank != 3 && qRank != 5))
       return rewriter.notifyMatchFailure(op, "unsupported form");
+    // Dynamic batch and sequence lengths take the materialized scores;
+    // packed inputs need static shapes.
+    if (!allStatic(op) && (qRank == 5 || typeOf(key).getRank() == 5 ||
+                           kernels == AttentionKernels::GpuFlash))
+      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     int64_t n = op.getNumHeads();
     // Part i of a packed [B, L, N, parts, H] input, as [B, L, N*H].
@@ -736,6 +749,8 @@ struct MultiHeadAttentionLowering
     m.causal = op.getUnidirectional();
     m.causalOffset =
         op.getPastKey() ? typeOf(op.getPastKey()).getDimSize(2) : 0;
+    if (ShapedType::isDynamic(m.causalOffset))
+      m.causalOffsetValue = dimValue(rewriter, loc, op.getPastKey(), 2);
     Value out = attend(rewriter, loc, q, pk, pv, scale, m, kernels).first;
     rewriter.replaceOp(op, {mergeHeads(rewriter, loc, out), pk, pv});
     return success();
@@ -915,6 +930,11 @@ Value rotary(OpBuilder &rewriter, Location loc, Value x, Value pos,
     ins.push_back(pos);
     maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
   }
+  // Batch and sequence may be known only at run time: x gives them.
+  SmallVector<Value> dynSizes;
+  for (int64_t i = 0; i < rank; ++i)
+    if (t.isDynamicDim(i))
+      dynSizes.push_back(dimValue(rewriter, loc, x, i));
   return parallelGeneric(
       rewriter, loc, t, ins, maps,
       [&](OpBuilder &b, Location l, ValueRange a) {
@@ -975,7 +995,15 @@ Value rotary(OpBuilder &rewriter, Location loc, Value x, Value pos,
             b, l, arith::MulFOp::create(b, l, xf, c), signed_);
         Value y = arith::SelectOp::create(b, l, inRot, rotated, xf);
         return castScalar(b, l, y, elt);
-      });
+      },
+      dynSizes);
+}
+
+/// True when rotary() can lower `x` with caches `cosC`: the head width and
+/// the cache width are known when compiling (batch and sequence may not be).
+static bool rotaryWidthsStatic(Value x, Value cosC) {
+  auto t = typeOf(x), c = typeOf(cosC);
+  return !t.isDynamicDim(t.getRank() - 1) && !c.isDynamicDim(c.getRank() - 1);
 }
 
 /// com.microsoft RotaryEmbedding: position ids index [max_pos, rot/2]
@@ -984,8 +1012,8 @@ struct MsRotaryLowering : public OpRewritePattern<MsRotaryEmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MsRotaryEmbeddingOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op) || op.getIsPackedBatching() ||
-        op.getScale().convertToDouble() != 1.0)
+    if (!rotaryWidthsStatic(op.getInput(), op.getCosCache()) ||
+        op.getIsPackedBatching() || op.getScale().convertToDouble() != 1.0)
       return rewriter.notifyMatchFailure(op, "unsupported form");
     rewriter.replaceOp(
         op, rotary(rewriter, op.getLoc(), op.getInput(), op.getPositionIds(),
@@ -1001,8 +1029,8 @@ struct RotaryLowering : public OpRewritePattern<RotaryEmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RotaryEmbeddingOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    if (!rotaryWidthsStatic(op.getInput(), op.getCosCache()))
+      return rewriter.notifyMatchFailure(op, "dynamic head width");
     rewriter.replaceOp(
         op, rotary(rewriter, op.getLoc(), op.getInput(), op.getPositionIds(),
                    op.getCosCache(), op.getSinCache(), op.getInterleaved(),

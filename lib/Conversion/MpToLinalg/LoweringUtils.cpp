@@ -376,7 +376,19 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
   }
   // Dims that only split or merge: an expand_shape or collapse_shape, which
   // bufferize to views and fold with their neighbours.
-  if (auto groups = getReassociationIndicesForReshape(from, type)) {
+  auto groups = getReassociationIndicesForReshape(from, type);
+  // A group that expands into two or more dynamic dims has a run-time
+  // stride, which memref's expand-strided-metadata (LLVM 22) crashes on:
+  // such reshapes take the memref.reshape path below.
+  auto splitsDynamic = [&](const ReassociationIndices &group) {
+    return llvm::count_if(group, [&](int64_t d) {
+             return type.isDynamicDim(d);
+           }) > 1;
+  };
+  if (groups && type.getRank() > from.getRank() &&
+      llvm::any_of(*groups, splitsDynamic))
+    groups.reset();
+  if (groups) {
     if (type.getRank() > from.getRank()) {
       SmallVector<OpFoldResult> outSizes;
       size_t next = 0;

@@ -594,25 +594,50 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
   }
 };
 
-/// Tile: output index i reads input index i mod size.
+/// Tile: output index i reads input index i mod size. Dynamic dims take
+/// their sizes at run time: the input's times `repeats`.
 struct TileLowering : public OpRewritePattern<TileOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TileOp op,
                                 PatternRewriter &rewriter) const override {
     auto in = cast<RankedTensorType>(op.getInput().getType());
     auto type = op.getType();
-    if (!type.hasStaticShape() || !in.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     MLIRContext *ctx = op.getContext();
-    SmallVector<AffineExpr> exprs;
-    for (auto [i, d] : llvm::enumerate(in.getShape()))
-      exprs.push_back(getAffineDimExpr(i, ctx) % d);
+    Location loc = op.getLoc();
+    if (type.hasStaticShape() && in.hasStaticShape()) {
+      SmallVector<AffineExpr> exprs;
+      for (auto [i, d] : llvm::enumerate(in.getShape()))
+        exprs.push_back(getAffineDimExpr(i, ctx) % d);
+      rewriter.replaceOp(
+          op, parallelGeneric(rewriter, loc, type, op.getInput(),
+                              AffineMap::get(in.getRank(), 0, exprs, ctx),
+                              [](OpBuilder &, Location, ValueRange a) {
+                                return a[0];
+                              }));
+      return success();
+    }
+    int64_t rank = in.getRank();
+    SmallVector<Value> inSizes, outSizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      inSizes.push_back(dimValue(rewriter, loc, op.getInput(), d));
+      if (!type.isDynamicDim(d))
+        continue;
+      Value r = tensor::ExtractOp::create(rewriter, loc, op.getRepeats(),
+                                          ValueRange{indexConst(rewriter, loc, d)});
+      r = arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), r);
+      outSizes.push_back(arith::MulIOp::create(rewriter, loc, inSizes[d], r));
+    }
     rewriter.replaceOp(
-        op, parallelGeneric(rewriter, op.getLoc(), type, op.getInput(),
-                            AffineMap::get(in.getRank(), 0, exprs, ctx),
-                            [](OpBuilder &, Location, ValueRange a) {
-                              return a[0];
-                            }));
+        op, parallelGeneric(
+                rewriter, loc, type, {}, {},
+                [&](OpBuilder &b, Location l, ValueRange) -> Value {
+                  SmallVector<Value> at;
+                  for (int64_t d = 0; d < rank; ++d)
+                    at.push_back(arith::RemUIOp::create(
+                        b, l, linalg::IndexOp::create(b, l, d), inSizes[d]));
+                  return tensor::ExtractOp::create(b, l, op.getInput(), at);
+                },
+                outSizes));
     return success();
   }
 };
@@ -623,8 +648,8 @@ struct TriluLowering : public OpRewritePattern<TriluOp> {
   LogicalResult matchAndRewrite(TriluOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = op.getType();
-    if (!type.hasStaticShape() || type.getRank() < 2)
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    if (type.getRank() < 2)
+      return rewriter.notifyMatchFailure(op, "rank below 2");
     Value kTensor = op.getK();
     bool upper = op.getUpper();
     int64_t rank = type.getRank();
