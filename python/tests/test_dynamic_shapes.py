@@ -328,6 +328,58 @@ def test_conv_pad_slice_expand_range_at_run_time(tmp_path):
     assert model.num_variants == 1
 
 
+
+def test_vocoder_ops_over_runtime_lengths(tmp_path):
+    """The ops of convolutional vocoders over run-time batch and length,
+    compiled once: ConvTranspose (stride, padding, output_padding, groups),
+    MaxPool with indices, AveragePool with and without counting pads,
+    GlobalAveragePool, Instance-, Group- and BatchNormalization, Tile and
+    Trilu."""
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    rng = np.random.default_rng(9)
+
+    def t(name, shape):
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+
+    init = [t("wt", (4, 3, 4)), t("bt", (3,)), t("wg", (4, 1, 3)),
+            t("s6", (6,)), t("b6", (6,)), t("s2", (2,)), t("b2", (2,)),
+            numpy_helper.from_array(rng.uniform(0.5, 2, 6).astype(np.float32), "var"),
+            t("mean", (6,)),
+            helper.make_tensor("reps", i64, [3], [1, 2, 1]),
+            helper.make_tensor("k", i64, [], [1])]
+    nodes = [
+        helper.make_node("ConvTranspose", ["x", "wt", "bt"], ["up"], strides=[3],
+                         pads=[1, 2], output_padding=[1]),
+        helper.make_node("ConvTranspose", ["x", "wg"], ["upg"], strides=[2], group=2,
+                         pads=[1, 1]),
+        helper.make_node("MaxPool", ["x"], ["mp", "mpi"], kernel_shape=[3], strides=[2],
+                         pads=[1, 1]),
+        helper.make_node("AveragePool", ["x"], ["ap"], kernel_shape=[3], pads=[1, 1]),
+        helper.make_node("AveragePool", ["x"], ["api"], kernel_shape=[2], strides=[2],
+                         pads=[1, 0], count_include_pad=1),
+        helper.make_node("GlobalAveragePool", ["x"], ["gap"]),
+        helper.make_node("Concat", ["up", "up"], ["up6"], axis=1),
+        helper.make_node("InstanceNormalization", ["up6", "s6", "b6"], ["inorm"]),
+        helper.make_node("GroupNormalization", ["up6", "s2", "b2"], ["gnorm"],
+                         num_groups=2),
+        helper.make_node("BatchNormalization", ["up6", "s6", "b6", "mean", "var"], ["bnorm"]),
+        helper.make_node("Tile", ["x", "reps"], ["tiled"]),
+        helper.make_node("Trilu", ["x", "k"], ["tri"], upper=0),
+    ]
+    outs = ["up", "upg", "mp", "mpi", "ap", "api", "gap", "inorm", "gnorm", "bnorm",
+            "tiled", "tri"]
+    graph = helper.make_graph(
+        nodes, "vocoder", [helper.make_tensor_value_info("x", f, ["n", 4, "t"])],
+        [helper.make_tensor_value_info(n, i64 if n == "mpi" else f, None) for n in outs],
+        initializer=init)
+    path = _save(tmp_path, graph, opset=18)
+    model = mp.compile(path, dynamic_shapes=True)
+    for n, length in [(1, 9), (2, 16), (3, 4)]:
+        feeds = {"x": rng.standard_normal((n, 4, length)).astype(np.float32)}
+        _assert_matches_ort(model.run(feeds), path, feeds, 1e-4, (n, length))
+    assert model.num_variants == 1
+
+
 SHARED_MODELS = REPO.parent / "shared" / "models"
 
 

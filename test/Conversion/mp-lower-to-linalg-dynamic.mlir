@@ -306,3 +306,65 @@ func.func @reshape_split_two_dynamic(%x: tensor<?xf32>, %s: tensor<2xi64>) -> te
   %0 = mp.reshape %x, %s : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// ConvTranspose over run-time batch and length: the input is spread to
+// (L - 1) * stride + 1, padded by dilation * (k - 1) on each side, and
+// convolved to the padded length less dilation * (k - 1).
+// CHECK-LABEL: func.func @conv_transpose_dynamic
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x4x?xf32>
+// CHECK-DAG: %[[N:.+]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[L:.+]] = tensor.dim %[[X]], %c2
+// CHECK: %[[LAST:.+]] = arith.subi %[[L]], %c1 : index
+// CHECK: %[[SCALED:.+]] = arith.muli %[[LAST]], %c2 : index
+// CHECK: %[[SPREAD:.+]] = arith.addi %[[SCALED]], %c1 : index
+// CHECK: %[[E:.+]] = tensor.empty(%[[N]], %[[SPREAD]]) : tensor<?x4x?xf32>
+// CHECK: %[[Z:.+]] = linalg.fill {{.*}} outs(%[[E]]
+// CHECK: %[[S:.+]] = tensor.insert_slice %[[X]] into %[[Z]][0, 0, 0] [%[[N]], 4, %[[L]]] [1, 1, 2]
+// CHECK: %[[P:.+]] = tensor.pad %[[S]] low[0, 0, 2] high[0, 0, 2]
+// CHECK: %[[PL:.+]] = tensor.dim %[[P]], %c2
+// CHECK: %[[OL:.+]] = arith.addi %[[PL]], %c-2 : index
+// CHECK: tensor.empty(%{{.+}}, %[[OL]]) : tensor<?x2x?xf32>
+func.func @conv_transpose_dynamic(%x: tensor<?x4x?xf32>, %w: tensor<4x2x3xf32>) -> tensor<?x2x?xf32> {
+  %0 = mp.conv_transpose %x, %w {dilations = array<i64: 1>, group = 1 : i64, kernel_shape = array<i64: 3>, output_padding = array<i64: 0>, pads = array<i64: 0, 0>, strides = array<i64: 2>} : (tensor<?x4x?xf32>, tensor<4x2x3xf32>) -> tensor<?x2x?xf32>
+  return %0 : tensor<?x2x?xf32>
+}
+
+// -----
+
+// MaxPool over a run-time length: (padded - 3) / 2 + 1 windows, and the
+// indices flatten with the input's run-time length.
+// CHECK-LABEL: func.func @max_pool_dynamic
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x3x?xf32>)
+// CHECK: %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1] high[0, 0, 1]
+// CHECK: %[[L:.+]] = tensor.dim %[[X]], %c2
+// CHECK: %[[L64:.+]] = arith.index_cast %[[L]] : index to i64
+// CHECK: %[[PL:.+]] = tensor.dim %[[P]], %c2
+// CHECK: %[[SPAN:.+]] = arith.subi %[[PL]], %c3 : index
+// CHECK: %[[Q:.+]] = arith.divsi %[[SPAN]], %c2 : index
+// CHECK: %[[OL:.+]] = arith.addi %[[Q]], %c1 : index
+// CHECK: tensor.empty(%{{.+}}, %[[OL]]) : tensor<?x3x?xf32>
+// CHECK: tensor.empty(%{{.+}}, %[[OL]]) : tensor<?x3x?xi64>
+// CHECK: arith.muli %{{.+}}, %[[L64]] : i64
+func.func @max_pool_dynamic(%x: tensor<?x3x?xf32>) -> (tensor<?x3x?xf32>, tensor<?x3x?xi64>) {
+  %o, %i = mp.max_pool %x {dilations = array<i64: 1>, kernel_shape = array<i64: 3>, pads = array<i64: 1, 1>, strides = array<i64: 2>} : (tensor<?x3x?xf32>) -> (tensor<?x3x?xf32>, tensor<?x3x?xi64>)
+  return %o, %i : tensor<?x3x?xf32>, tensor<?x3x?xi64>
+}
+
+// -----
+
+// GroupNorm over run-time batch and length: x is viewed as [N, G, C/G, L]
+// with L the run-time product of the spatial dims.
+// CHECK-LABEL: func.func @group_norm_dynamic
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x8x?xf32>
+// CHECK-DAG: %[[N:.+]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[L:.+]] = tensor.dim %[[X]], %c2
+// CHECK: %[[G:.+]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2], [3]] output_shape [%[[N]], 2, 4, %[[L]]] : tensor<?x8x?xf32> into tensor<?x2x4x?xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[G]] : tensor<?x2x4x?xf32>) outs(%{{.+}} : tensor<?x2xf32>)
+// CHECK: %[[Y:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0], [1, 2], [3]] : tensor<?x2x4x?xf32> into tensor<?x8x?xf32>
+// CHECK: return %[[Y]]
+func.func @group_norm_dynamic(%x: tensor<?x8x?xf32>, %s: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<?x8x?xf32> {
+  %0 = mp.group_norm %x, %s, %b {epsilon = 1.000000e-03 : f32, num_groups = 2 : i64, per_group_affine = true} : (tensor<?x8x?xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<?x8x?xf32>
+  return %0 : tensor<?x8x?xf32>
+}

@@ -17,3 +17,13 @@ func.func @gqa_runtime_total(%q: tensor<1x1x32xf32>, %k: tensor<1x1x16xf32>, %sl
   return %0#0 : tensor<1x1x32xf32>
 }
 // CHECK: error: {{.*}}cannot lower 'mp.ms.group_query_attention' (node 'gqa0'): this op has no CPU lowering yet
+
+// -----
+
+// Ceil-mode pooling over a run-time length is refused (its extra window
+// depends on the length), with the node named.
+func.func @ceil_pool_dynamic(%x: tensor<1x3x?xf32>) -> tensor<1x3x?xf32> {
+  %o = mp.average_pool %x {ceil_mode = true, dilations = array<i64: 1>, kernel_shape = array<i64: 2>, pads = array<i64: 0, 0>, strides = array<i64: 2>} : (tensor<1x3x?xf32>) -> tensor<1x3x?xf32> loc("ceil_pool")
+  return %o : tensor<1x3x?xf32>
+}
+// CHECK: error: {{.*}}cannot lower 'mp.average_pool' (node 'ceil_pool'): its shapes are dynamic and it has no dynamic-shape lowering yet

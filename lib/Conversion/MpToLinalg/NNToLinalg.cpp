@@ -216,8 +216,10 @@ struct ConvTransposeLowering : public OpRewritePattern<ConvTransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvTransposeOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op) || op.getAutoPad() != "NOTSET")
-      return rewriter.notifyMatchFailure(op, "dynamic shape or auto_pad");
+    // Batch and spatial dims may be dynamic; channels and kernel may not.
+    if (!typeOf(op.getWeight()).hasStaticShape() ||
+        op.getType().isDynamicDim(1) || op.getAutoPad() != "NOTSET")
+      return rewriter.notifyMatchFailure(op, "dynamic channels or auto_pad");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     auto outType = op.getType();
@@ -226,22 +228,49 @@ struct ConvTransposeLowering : public OpRewritePattern<ConvTransposeOp> {
     ArrayRef<int64_t> strides = op.getStrides(), dil = op.getDilations();
     ArrayRef<int64_t> kernel = op.getKernelShape(), pads = op.getPads();
     ArrayRef<int64_t> outPad = op.getOutputPadding();
-    // 1. Spread: zeros, with x inserted every `stride` elements.
+    // 1. Spread: zeros, with x inserted every `stride` elements; a spread
+    // spatial dim is (size - 1) * stride + 1.
     SmallVector<int64_t> spreadShape(xt.getShape());
-    for (int64_t i = 0; i < spatial; ++i)
-      spreadShape[2 + i] = (xt.getDimSize(2 + i) - 1) * strides[i] + 1;
+    SmallVector<Value> spreadSizes;
+    SmallVector<OpFoldResult> inSizes;
+    for (int64_t d = 0; d < xt.getRank(); ++d) {
+      Value size = dimValue(rewriter, loc, op.getInput(), d);
+      inSizes.push_back(xt.isDynamicDim(d)
+                            ? OpFoldResult(size)
+                            : OpFoldResult(rewriter.getIndexAttr(
+                                  xt.getDimSize(d))));
+      if (d < 2) {
+        if (xt.isDynamicDim(d))
+          spreadSizes.push_back(size);
+        continue;
+      }
+      int64_t s = strides[d - 2];
+      if (xt.isDynamicDim(d)) {
+        Value last = arith::SubIOp::create(rewriter, loc, size,
+                                           indexConst(rewriter, loc, 1));
+        spreadSizes.push_back(arith::AddIOp::create(
+            rewriter, loc,
+            arith::MulIOp::create(rewriter, loc, last,
+                                  indexConst(rewriter, loc, s)),
+            indexConst(rewriter, loc, 1)));
+      } else {
+        spreadShape[d] = (xt.getDimSize(d) - 1) * s + 1;
+      }
+    }
     Type elt = xt.getElementType();
-    Value zeros = linalg::FillOp::create(
-                      rewriter, loc, scalarConst(rewriter, loc, elt, 0),
-                      ValueRange{tensor::EmptyOp::create(rewriter, loc,
-                                                         spreadShape, elt)})
-                      .getResult(0);
-    SmallVector<int64_t> offsets(xt.getRank(), 0), steps(xt.getRank(), 1);
+    Value zeros =
+        linalg::FillOp::create(
+            rewriter, loc, scalarConst(rewriter, loc, elt, 0),
+            ValueRange{emptyTensor(rewriter, loc,
+                                   RankedTensorType::get(spreadShape, elt),
+                                   spreadSizes)})
+            .getResult(0);
+    SmallVector<OpFoldResult> offsets(xt.getRank(), rewriter.getIndexAttr(0)),
+        steps(xt.getRank(), rewriter.getIndexAttr(1));
     for (int64_t i = 0; i < spatial; ++i)
-      steps[2 + i] = strides[i];
+      steps[2 + i] = rewriter.getIndexAttr(strides[i]);
     Value spread = tensor::InsertSliceOp::create(
-        rewriter, loc, op.getInput(), zeros, ValueRange{}, ValueRange{},
-        ValueRange{}, offsets, xt.getShape(), steps);
+        rewriter, loc, op.getInput(), zeros, offsets, inSizes, steps);
     // 2. Pad: dilation*(k-1) - pad on each side (+ output_padding at the end).
     SmallVector<int64_t> low, high;
     for (int64_t i = 0; i < spatial; ++i) {
@@ -279,13 +308,20 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     constexpr bool isMax = std::is_same_v<OpTy, MaxPoolOp>;
-    if (!allStatic(op) || op.getAutoPad() != "NOTSET")
-      return rewriter.notifyMatchFailure(op, "dynamic shape or auto_pad");
+    if (op.getAutoPad() != "NOTSET")
+      return rewriter.notifyMatchFailure(op, "auto_pad");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     auto outType = cast<RankedTensorType>(op->getResult(0).getType());
     auto xt = typeOf(op.getInput());
     int64_t spatial = outType.getRank() - 2;
+    // Dynamic spatial dims: floor mode only (ceil mode's extra window
+    // depends on the run-time size).
+    bool dynamicSpatial = false;
+    for (int64_t i = 2; i < xt.getRank(); ++i)
+      dynamicSpatial |= xt.isDynamicDim(i) || outType.isDynamicDim(i);
+    if (dynamicSpatial && op.getCeilMode())
+      return rewriter.notifyMatchFailure(op, "ceil_mode on dynamic dims");
     ArrayRef<int64_t> pads = op.getPads(), kernel = op.getKernelShape();
     ArrayRef<int64_t> strides = op.getStrides(), dil = op.getDilations();
     Type elt = outType.getElementType();
@@ -294,6 +330,10 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
     // Ceil mode can read past the end pad: pad enough for every window.
     SmallVector<int64_t> low(pads.take_front(spatial)), high;
     for (int64_t i = 0; i < spatial; ++i) {
+      if (dynamicSpatial) {
+        high.push_back(pads[spatial + i]);
+        continue;
+      }
       int64_t need = (outType.getDimSize(2 + i) - 1) * strides[i] +
                      (kernel[i] - 1) * dil[i] + 1;
       high.push_back(std::max(pads[spatial + i],
@@ -303,6 +343,30 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
     if (isMax && !isFloat)
       padValue = (double)std::numeric_limits<int64_t>::min();
     Value x = padSpatial(rewriter, loc, op.getInput(), low, high, padValue);
+    // Run-time sizes: the input's dims (i64, for the index math in the
+    // bodies) and the output's dynamic ones, floor((padded - window) / s) + 1.
+    SmallVector<Value> inDims, outSizes;
+    for (int64_t d = 0; d < xt.getRank(); ++d)
+      inDims.push_back(arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getI64Type(),
+          dimValue(rewriter, loc, op.getInput(), d)));
+    for (int64_t d = 0; d < outType.getRank(); ++d) {
+      if (!outType.isDynamicDim(d))
+        continue;
+      Value size = dimValue(rewriter, loc, x, d);
+      if (d >= 2) {
+        int64_t i = d - 2;
+        Value span = arith::SubIOp::create(
+            rewriter, loc, size,
+            indexConst(rewriter, loc, (kernel[i] - 1) * dil[i] + 1));
+        size = arith::AddIOp::create(
+            rewriter, loc,
+            arith::DivSIOp::create(rewriter, loc, span,
+                                   indexConst(rewriter, loc, strides[i])),
+            indexConst(rewriter, loc, 1));
+      }
+      outSizes.push_back(size);
+    }
     int64_t rank = 2 + 2 * spatial;
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
     SmallVector<AffineExpr> xExprs = {d(0), d(1)}, outExprs = {d(0), d(1)};
@@ -321,7 +385,7 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
                                         utils::IteratorType::parallel);
     it.append(spatial, utils::IteratorType::reduction);
     auto accType = RankedTensorType::get(outType.getShape(), acc);
-    Value empty = tensor::EmptyOp::create(rewriter, loc, outType.getShape(), acc);
+    Value empty = emptyTensor(rewriter, loc, accType, outSizes);
     Value init = linalg::FillOp::create(
                      rewriter, loc, scalarConst(rewriter, loc, acc, padValue),
                      empty)
@@ -358,11 +422,11 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
             Value o = arith::IndexCastOp::create(
                 nb, l, nb.getI64Type(), linalg::IndexOp::create(nb, l, 2 + i));
             int64_t lo = includePad ? 0 : low[i];
-            int64_t hi = includePad ? xt.getDimSize(2 + i) + low[i] +
-                                          pads[spatial + i]
-                                    : xt.getDimSize(2 + i) + low[i];
-            if (includePad)
-              lo = 0;
+            Value hi = arith::AddIOp::create(
+                nb, l, inDims[2 + i],
+                scalarConst(nb, l, nb.getI64Type(),
+                            includePad ? low[i] + pads[spatial + i]
+                                       : low[i]));
             Value n = scalarConst(nb, l, nb.getI64Type(), 0);
             for (int64_t k = 0; k < kernel[i]; ++k) {
               Value pos = arith::AddIOp::create(
@@ -375,8 +439,7 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
                   nb, l, arith::CmpIPredicate::sge, pos,
                   scalarConst(nb, l, nb.getI64Type(), lo));
               Value inHi = arith::CmpIOp::create(
-                  nb, l, arith::CmpIPredicate::slt, pos,
-                  scalarConst(nb, l, nb.getI64Type(), hi));
+                  nb, l, arith::CmpIPredicate::slt, pos, hi);
               Value in = arith::AndIOp::create(nb, l, inLo, inHi);
               n = arith::AddIOp::create(
                   nb, l, n, arith::ExtUIOp::create(nb, l, nb.getI64Type(), in));
@@ -391,13 +454,12 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
     if constexpr (isMax) {
       // Indices only when used: a second pass that tracks the first maximum
       // (the value pass keeps maximumf's NaN propagation).
-      Value indices = tensor::EmptyOp::create(
-          rewriter, loc, typeOf(op.getIndices()).getShape(),
-          rewriter.getI64Type());
+      Value indices = emptyTensor(
+          rewriter, loc, typeOf(op.getIndices()), outSizes);
       if (!op.getIndices().use_empty())
-        indices = maxIndices(rewriter, loc, x, window, xt, outType, xExprs,
-                             kExprs, outExprs, low, strides, dil, acc,
-                             padValue, op.getStorageOrder() == 1);
+        indices = maxIndices(rewriter, loc, x, window, inDims, outType,
+                             outSizes, xExprs, kExprs, outExprs, low, strides,
+                             dil, acc, padValue, op.getStorageOrder() == 1);
       results.push_back(indices);
     }
     rewriter.replaceOp(op, results);
@@ -408,8 +470,8 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
   /// window's first maximum, row-major over (n, c, spatial..) or, with
   /// storage_order 1, with the spatial dims in reverse order.
   static Value maxIndices(OpBuilder &b, Location loc, Value x, Value window,
-                          RankedTensorType xt, RankedTensorType outType,
-                          ArrayRef<AffineExpr> xExprs,
+                          ArrayRef<Value> inDims, RankedTensorType outType,
+                          ValueRange outSizes, ArrayRef<AffineExpr> xExprs,
                           ArrayRef<AffineExpr> kExprs,
                           ArrayRef<AffineExpr> outExprs,
                           ArrayRef<int64_t> low, ArrayRef<int64_t> strides,
@@ -421,7 +483,9 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
     auto fill = [&](Type t, double v) {
       return linalg::FillOp::create(
                  b, loc, scalarConst(b, loc, t, v),
-                 ValueRange{tensor::EmptyOp::create(b, loc, outType.getShape(), t)})
+                 ValueRange{emptyTensor(
+                     b, loc, RankedTensorType::get(outType.getShape(), t),
+                     outSizes)})
           .getResult(0);
     };
     SmallVector<utils::IteratorType> it(2 + spatial,
@@ -457,12 +521,12 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
             return arith::SubIOp::create(nb, l, p, cst(low[i]));
           };
           Value flat = arith::AddIOp::create(
-              nb, l, arith::MulIOp::create(nb, l, dimOf(0), cst(xt.getDimSize(1))),
+              nb, l, arith::MulIOp::create(nb, l, dimOf(0), inDims[1]),
               dimOf(1));
           for (int64_t k = 0; k < spatial; ++k) {
             int64_t i = columnMajor ? spatial - 1 - k : k;
             flat = arith::AddIOp::create(
-                nb, l, arith::MulIOp::create(nb, l, flat, cst(xt.getDimSize(2 + i))),
+                nb, l, arith::MulIOp::create(nb, l, flat, inDims[2 + i]),
                 pos(i));
           }
           linalg::YieldOp::create(
@@ -479,17 +543,14 @@ struct GlobalAveragePoolLowering
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GlobalAveragePoolOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     auto xt = typeOf(op.getInput());
     Type elt = xt.getElementType(), acc = accumulatorType(elt);
     SmallVector<int64_t> axes;
-    double n = 1;
-    for (int64_t i = 2; i < xt.getRank(); ++i) {
+    for (int64_t i = 2; i < xt.getRank(); ++i)
       axes.push_back(i);
-      n *= xt.getDimSize(i);
-    }
+    // The window: every spatial element (counted at run time when dynamic).
+    Value n = countOver(rewriter, loc, op.getInput(), axes, acc);
     Value sum = reduce(rewriter, loc, op.getInput(), axes, acc, 0.0,
                        [](OpBuilder &b, Location l, Value v, Value c) -> Value {
                          return arith::AddFOp::create(b, l, v, c);
@@ -498,8 +559,7 @@ struct GlobalAveragePoolLowering
     Value mean = elementwise(rewriter, loc,
                              RankedTensorType::get(t.getShape(), elt), sum,
                              [&](OpBuilder &b, Location l, ValueRange a) {
-                               Value v = arith::DivFOp::create(
-                                   b, l, a[0], scalarConst(b, l, acc, n));
+                               Value v = arith::DivFOp::create(b, l, a[0], n);
                                return castScalar(b, l, v, elt);
                              });
     rewriter.replaceOp(op, reshapeTo(rewriter, loc, mean, op.getType()));

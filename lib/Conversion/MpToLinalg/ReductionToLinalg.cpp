@@ -382,13 +382,20 @@ Value normalizeChannels(OpBuilder &b, Location loc, RankedTensorType outType,
                    channelParam(b, loc, bias, {c}, trailing), stash);
 }
 
+/// True when the channel dim (1) of `v` is known when compiling.
+bool channelsStatic(Value v) {
+  auto t = typeOf(v);
+  return t.getRank() >= 2 && !t.isDynamicDim(1);
+}
+
 /// Inference BatchNormalization: the statistics are inputs ([C]).
 struct BatchNormLowering : public OpRewritePattern<BatchNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(BatchNormOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    // Batch and spatial dims may be dynamic; channels may not.
+    if (!channelsStatic(op.getOutput()))
+      return rewriter.notifyMatchFailure(op, "dynamic channels");
     Location loc = op.getLoc();
     auto outType = cast<RankedTensorType>(op.getOutput().getType());
     int64_t rank = outType.getRank();
@@ -414,8 +421,9 @@ struct InstanceNormLowering : public OpRewritePattern<InstanceNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(InstanceNormOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    // Batch and spatial dims may be dynamic; channels may not.
+    if (!channelsStatic(op.getOutput()))
+      return rewriter.notifyMatchFailure(op, "dynamic channels");
     Location loc = op.getLoc();
     auto outType = cast<RankedTensorType>(op.getOutput().getType());
     int64_t rank = outType.getRank();
@@ -440,18 +448,37 @@ struct GroupNormLowering : public OpRewritePattern<GroupNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GroupNormOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    if (!channelsStatic(op.getOutput()))
+      return rewriter.notifyMatchFailure(op, "dynamic channels");
     Location loc = op.getLoc();
+    Value input = op.getInput();
     auto outType = cast<RankedTensorType>(op.getOutput().getType());
     int64_t n = outType.getDimSize(0), c = outType.getDimSize(1);
     int64_t g = op.getNumGroups();
     if (g <= 0 || c % g != 0)
       return rewriter.notifyMatchFailure(op, "channels not divisible");
-    int64_t spatial = outType.getNumElements() / std::max<int64_t>(n * c, 1);
+    // The spatial dims flattened into one; a product of run-time sizes when
+    // any is dynamic.
+    int64_t spatial = 1;
+    Value spatialSize = indexConst(rewriter, loc, 1);
+    for (int64_t d = 2; d < outType.getRank(); ++d) {
+      spatialSize = arith::MulIOp::create(rewriter, loc, spatialSize,
+                                          dimValue(rewriter, loc, input, d));
+      spatial = outType.isDynamicDim(d) || ShapedType::isDynamic(spatial)
+                    ? ShapedType::kDynamic
+                    : spatial * outType.getDimSize(d);
+    }
+    SmallVector<Value> groupedSizes, outSizes;
+    if (ShapedType::isDynamic(n))
+      groupedSizes.push_back(dimValue(rewriter, loc, input, 0));
+    if (ShapedType::isDynamic(spatial))
+      groupedSizes.push_back(spatialSize);
+    for (int64_t d = 0; d < outType.getRank(); ++d)
+      if (outType.isDynamicDim(d))
+        outSizes.push_back(dimValue(rewriter, loc, input, d));
     Type elt = outType.getElementType(), stash = accumulatorType(elt);
     auto grouped = RankedTensorType::get({n, g, c / g, spatial}, elt);
-    Value x = reshapeTo(rewriter, loc, op.getInput(), grouped);
+    Value x = reshapeTo(rewriter, loc, input, grouped, groupedSizes);
     SmallVector<int64_t> axes = {2, 3};
     Stats s = normalizationStats(rewriter, loc, x, axes, stash,
                                  op.getEpsilon().convertToDouble(), false);
@@ -465,7 +492,7 @@ struct GroupNormLowering : public OpRewritePattern<GroupNormOp> {
         rewriter, loc, grouped, x, s, true, axes,
         channelParam(rewriter, loc, op.getScale(), lead, trailing),
         channelParam(rewriter, loc, op.getBias(), lead, trailing), stash);
-    rewriter.replaceOp(op, reshapeTo(rewriter, loc, y, outType));
+    rewriter.replaceOp(op, reshapeTo(rewriter, loc, y, outType, outSizes));
     return success();
   }
 };
