@@ -380,6 +380,43 @@ def test_vocoder_ops_over_runtime_lengths(tmp_path):
     assert model.num_variants == 1
 
 
+
+def test_generator_ops_over_runtime_lengths(tmp_path):
+    """Upsampling and token-selection ops over run-time batch and length,
+    compiled once: Resize by constant scales (nearest and linear, the
+    length resized), Einsum with a broadcast ellipsis dim that is 1 at run
+    time, ArgMax, CumSum and GatherElements."""
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    rng = np.random.default_rng(10)
+    init = [helper.make_tensor("scales", f, [3], [1.0, 1.0, 2.0]),
+            helper.make_tensor("scales_lin", f, [3], [1.0, 1.0, 1.5]),
+            helper.make_tensor("axis", i64, [], [2])]
+    nodes = [
+        helper.make_node("Resize", ["x", "", "scales"], ["up_nearest"], mode="nearest"),
+        helper.make_node("Resize", ["x", "", "scales_lin"], ["up_linear"], mode="linear"),
+        helper.make_node("Einsum", ["x", "w"], ["mixed"], equation="...ij,...jk->...ik"),
+        helper.make_node("ArgMax", ["x"], ["best"], axis=2, keepdims=1),
+        helper.make_node("CumSum", ["x", "axis"], ["running"]),
+        helper.make_node("GatherElements", ["x", "idx"], ["picked"], axis=2),
+    ]
+    graph = helper.make_graph(
+        nodes, "generator",
+        [helper.make_tensor_value_info("x", f, ["n", 4, "t"]),
+         helper.make_tensor_value_info("w", f, ["m", "t", 3]),
+         helper.make_tensor_value_info("idx", i64, ["n", 4, "k"])],
+        [helper.make_tensor_value_info(n, i64 if n == "best" else f, None)
+         for n in ("up_nearest", "up_linear", "mixed", "best", "running", "picked")],
+        initializer=init)
+    path = _save(tmp_path, graph, opset=18)
+    model = mp.compile(path, dynamic_shapes=True)
+    for n, m, length, k in [(1, 3, 9, 2), (2, 1, 16, 5), (3, 3, 5, 1)]:
+        feeds = {"x": rng.standard_normal((n, 4, length)).astype(np.float32),
+                 "w": rng.standard_normal((m, length, 3)).astype(np.float32),
+                 "idx": rng.integers(-length, length, (n, 4, k)).astype(np.int64)}
+        _assert_matches_ort(model.run(feeds), path, feeds, 1e-5, (n, m, length, k))
+    assert model.num_variants == 1
+
+
 SHARED_MODELS = REPO.parent / "shared" / "models"
 
 

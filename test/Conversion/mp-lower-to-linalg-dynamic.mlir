@@ -368,3 +368,43 @@ func.func @group_norm_dynamic(%x: tensor<?x8x?xf32>, %s: tensor<2xf32>, %b: tens
   %0 = mp.group_norm %x, %s, %b {epsilon = 1.000000e-03 : f32, num_groups = 2 : i64, per_group_affine = true} : (tensor<?x8x?xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<?x8x?xf32>
   return %0 : tensor<?x8x?xf32>
 }
+
+// -----
+
+// Einsum with a run-time ellipsis dim on both sides: the loop runs to the
+// larger, and a side that is 1 at run time is expanded first.
+// CHECK-LABEL: func.func @einsum_dynamic
+// CHECK-SAME: (%[[A:[^:]+]]: tensor<?x?x8xf32>, %[[B:[^:]+]]: tensor<?x8x?xf32>)
+// CHECK-DAG: %[[NA:.+]] = tensor.dim %[[A]], %c0
+// CHECK-DAG: %[[NB:.+]] = tensor.dim %[[B]], %c0
+// CHECK: %[[N:.+]] = arith.maxui %[[NA]], %[[NB]] : index
+// CHECK: %[[XA:.+]] = scf.if %{{.+}} -> (tensor<?x?x8xf32>)
+// CHECK: %[[XB:.+]] = scf.if %{{.+}} -> (tensor<?x8x?xf32>)
+// CHECK: tensor.empty(%[[N]], %{{.+}}, %{{.+}}) : tensor<?x?x?xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[XA]], %[[XB]] :
+func.func @einsum_dynamic(%a: tensor<?x?x8xf32>, %b: tensor<?x8x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = mp.einsum %a, %b {equation = "...ij,...jk->...ik"} : (tensor<?x?x8xf32>, tensor<?x8x?xf32>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}
+
+// -----
+
+// Resize by a constant scale along a run-time length: floor(L * 2) output
+// positions, taps clamped to the run-time last index.
+// CHECK-LABEL: func.func @resize_dynamic
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<1x4x?xf32>
+// CHECK: %[[L:.+]] = tensor.dim %[[X]], %c2
+// CHECK: %[[L64:.+]] = arith.index_cast %[[L]] : index to i64
+// CHECK: %[[LF:.+]] = arith.uitofp %[[L64]] : i64 to f64
+// CHECK: %[[SF:.+]] = arith.mulf %[[LF]], %{{.+}} : f64
+// CHECK: %[[FL:.+]] = math.floor %[[SF]] : f64
+// CHECK: %[[OI:.+]] = arith.fptosi %[[FL]] : f64 to i64
+// CHECK: %[[O:.+]] = arith.index_cast %[[OI]] : i64 to index
+// CHECK: tensor.empty(%[[O]]) : tensor<1x4x?xf32>
+// CHECK: %[[LAST:.+]] = arith.subi %[[L64]], %c1_i64 : i64
+// CHECK: arith.minsi %{{.+}}, %[[LAST]] : i64
+func.func @resize_dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x?xf32> {
+  %scales = mp.constant dense<[1.0, 1.0, 2.0]> : tensor<3xf32>
+  %0 = mp.resize %x scales %scales {mode = "linear"} : (tensor<1x4x?xf32>, tensor<3xf32>) -> tensor<1x4x?xf32>
+  return %0 : tensor<1x4x?xf32>
+}

@@ -154,8 +154,6 @@ struct EinsumLowering : public OpRewritePattern<EinsumOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(EinsumOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     std::string eq;
     for (char ch : op.getEquation())
       if (ch != ' ')
@@ -229,9 +227,30 @@ struct EinsumLowering : public OpRewritePattern<EinsumOp> {
           sizes[llvm::find(loops, ch) - loops.begin()] = d;
 
     MLIRContext *ctx = op.getContext();
+    Location loc = op.getLoc();
     int64_t numLoops = loops.size();
+    // Dynamic dims: a loop's run-time size is the largest of the dims that
+    // read it (numpy broadcasting of the ellipsis dims); an ellipsis dim
+    // that is 1 at run time where the loop is not is expanded first.
+    SmallVector<Value> inputs(op.getInputs());
+    SmallVector<Value> loopSizes(numLoops);
+    for (auto [syms, v] : llvm::zip(symbols, inputs))
+      for (auto [i, ch] : llvm::enumerate(syms)) {
+        int64_t loop = llvm::find(loops, ch) - loops.begin();
+        if (typeOf(v).getDimSize(i) == 1)
+          continue;
+        Value d = dimValue(rewriter, loc, v, i);
+        loopSizes[loop] = loopSizes[loop] ? Value(arith::MaxUIOp::create(
+                                                rewriter, loc, loopSizes[loop], d))
+                                          : d;
+      }
+    for (auto [syms, v] : llvm::zip(symbols, inputs))
+      for (auto [i, ch] : llvm::enumerate(syms))
+        if (!llvm::isAlpha(ch) && typeOf(v).isDynamicDim(i))
+          v = expandUnitDim(rewriter, loc, v, i,
+                            loopSizes[llvm::find(loops, ch) - loops.begin()]);
     SmallVector<AffineMap> maps;
-    for (auto [syms, v] : llvm::zip(symbols, op.getInputs())) {
+    for (auto [syms, v] : llvm::zip(symbols, inputs)) {
       SmallVector<AffineExpr> exprs;
       for (auto [ch, d] : llvm::zip(syms, typeOf(v).getShape())) {
         int64_t loop = llvm::find(loops, ch) - loops.begin();
@@ -251,19 +270,24 @@ struct EinsumLowering : public OpRewritePattern<EinsumOp> {
                               ? utils::IteratorType::parallel
                               : utils::IteratorType::reduction);
 
-    Location loc = op.getLoc();
     RankedTensorType outType = op.getType();
     Type elt = outType.getElementType();
     Type acc = accumulatorFor(op, elt);
     bool isFloat = isa<FloatType>(acc);
+    auto accType = RankedTensorType::get(outType.getShape(), acc);
+    SmallVector<Value> outSizes;
+    for (int64_t i = 0; i < outType.getRank(); ++i)
+      if (outType.isDynamicDim(i)) {
+        if (!loopSizes[i])
+          return rewriter.notifyMatchFailure(op, "output dim of unknown size");
+        outSizes.push_back(loopSizes[i]);
+      }
     Value init = linalg::FillOp::create(
                      rewriter, loc, scalarConst(rewriter, loc, acc, 0),
-                     ValueRange{tensor::EmptyOp::create(
-                         rewriter, loc, outType.getShape(), acc)})
+                     ValueRange{emptyTensor(rewriter, loc, accType, outSizes)})
                      .getResult(0);
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, RankedTensorType::get(outType.getShape(), acc),
-        op.getInputs(), init, maps, iterators,
+        rewriter, loc, accType, inputs, init, maps, iterators,
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value p = castScalar(b, l, a[0], acc);
           for (Value x : a.drop_front().drop_back()) {

@@ -25,20 +25,20 @@ struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GatherElementsOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     auto data = typeOf(op.getData());
     int64_t rank = data.getRank(), axis = op.getAxis();
     if (axis < 0)
       axis += rank;
+    // The output has the indices' (run-time) sizes; negative indices count
+    // from the data's run-time axis size.
+    Value axisSize = dimValue(rewriter, op.getLoc(), op.getData(), axis);
     Value r = parallelGeneric(
         rewriter, op.getLoc(), op.getType(), op.getIndices(),
         rewriter.getMultiDimIdentityMap(rank),
         [&](OpBuilder &b, Location l, ValueRange a) {
           SmallVector<Value> coords;
           for (int64_t d = 0; d < rank; ++d)
-            coords.push_back(d == axis ? normalizedIndex(b, l, a[0],
-                                                         data.getDimSize(d))
+            coords.push_back(d == axis ? normalizedIndex(b, l, a[0], axisSize)
                                        : linalg::IndexOp::create(b, l, d));
           return tensor::ExtractOp::create(b, l, op.getData(), coords);
         });
@@ -186,8 +186,6 @@ struct CumSumLowering : public OpRewritePattern<CumSumOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CumSumOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     auto type = op.getType();
@@ -209,10 +207,13 @@ struct CumSumLowering : public OpRewritePattern<CumSumOp> {
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
     auto accType = RankedTensorType::get(type.getShape(), acc);
+    SmallVector<Value> sizes;
+    for (int64_t d = 0; d < rank; ++d)
+      if (type.isDynamicDim(d))
+        sizes.push_back(dimValue(rewriter, loc, op.getInput(), d));
     Value init = linalg::FillOp::create(
                      rewriter, loc, scalarConst(rewriter, loc, acc, 0.0),
-                     ValueRange{tensor::EmptyOp::create(rewriter, loc,
-                                                        type.getShape(), acc)})
+                     ValueRange{emptyTensor(rewriter, loc, accType, sizes)})
                      .getResult(0);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, accType, op.getInput(), init, maps, iterators,
@@ -242,8 +243,6 @@ struct ArgReduceLowering : public OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     auto in = typeOf(op.getData());
@@ -255,10 +254,17 @@ struct ArgReduceLowering : public OpRewritePattern<OpTy> {
     bool isUnsigned = elt.isUnsignedInteger() || elt.isInteger(1);
     bool last = op.getSelectLastIndex();
 
+    // The result's dims: the data's without the axis (run-time sizes where
+    // dynamic).
     SmallVector<int64_t> shape;
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != axis)
-        shape.push_back(in.getDimSize(d));
+    SmallVector<Value> dynSizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == axis)
+        continue;
+      shape.push_back(in.getDimSize(d));
+      if (in.isDynamicDim(d))
+        dynSizes.push_back(dimValue(rewriter, loc, op.getData(), d));
+    }
     Type i64 = rewriter.getI64Type();
     // The first element along the axis seeds the search.
     Value firstValue;
@@ -266,15 +272,18 @@ struct ArgReduceLowering : public OpRewritePattern<OpTy> {
       SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
           sizes, strides(rank, rewriter.getIndexAttr(1));
       for (int64_t d = 0; d < rank; ++d)
-        sizes.push_back(rewriter.getIndexAttr(d == axis ? 1 : in.getDimSize(d)));
+        sizes.push_back(d == axis ? rewriter.getIndexAttr(1)
+                                  : getAsOpFoldResult(dimValue(
+                                        rewriter, loc, op.getData(), d)));
       firstValue = tensor::ExtractSliceOp::create(
           rewriter, loc, RankedTensorType::get(shape, elt), op.getData(),
           offsets, sizes, strides);
     }
     Value zeros = linalg::FillOp::create(
                       rewriter, loc, scalarConst(rewriter, loc, i64, 0.0),
-                      ValueRange{tensor::EmptyOp::create(rewriter, loc, shape,
-                                                         i64)})
+                      ValueRange{emptyTensor(rewriter, loc,
+                                             RankedTensorType::get(shape, i64),
+                                             dynSizes)})
                       .getResult(0);
     SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank),
                                    droppedAxesMap(ctx, rank, {axis}),

@@ -31,8 +31,10 @@ namespace {
 struct AxisPlan {
   int64_t dim;
   double scale;
-  int64_t inSize, outSize;
+  int64_t inSize, outSize; // kDynamic when known only at run time
   double roiStart = 0, roiEnd = 1;
+  /// The input size (i64), a constant when static.
+  Value inSizeValue = Value();
 };
 
 /// Neighbour indices (already clamped to the edge) and their weights.
@@ -47,8 +49,6 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
 
   LogicalResult matchAndRewrite(ResizeOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     StringRef mode = op.getMode();
     auto in = typeOf(op.getInput());
     auto out = op.getType();
@@ -69,6 +69,11 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
     auto sizes = op.getSizes() ? getConstantInts(op.getSizes()) : std::nullopt;
     if (!scales && !sizes)
       return rewriter.notifyMatchFailure(op, "non-constant scales/sizes");
+    // Sizes over a run-time input size would give a run-time scale.
+    if (!scales && llvm::any_of(axes, [&](int64_t a) {
+          return in.isDynamicDim(a);
+        }))
+      return rewriter.notifyMatchFailure(op, "sizes over a dynamic dim");
     SmallVector<double> scale(rank, 1.0);
     if (scales) {
       for (auto [i, a] : llvm::enumerate(axes))
@@ -93,11 +98,23 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
       if (!roi || roi->size() != 2 * axes.size())
         return rewriter.notifyMatchFailure(op, "non-constant roi");
     }
+    Location loc = op.getLoc();
     SmallVector<AxisPlan> plans;
     for (auto [i, a] : llvm::enumerate(axes)) {
       if (scale[a] == 1.0 && !crop)
         continue; // the identity in every mode
+      // A resized axis of run-time size: constant scales and a coordinate
+      // transformation that needs only the scale.
+      if (in.isDynamicDim(a) &&
+          (!scales || (ctm != "half_pixel" && ctm != "asymmetric" &&
+                       ctm != "tf_half_pixel_for_nn")))
+        return rewriter.notifyMatchFailure(
+            op, "a resized dynamic dim needs constant scales and half_pixel, "
+                "asymmetric or tf_half_pixel_for_nn");
       AxisPlan p{a, scale[a], in.getDimSize(a), out.getDimSize(a)};
+      p.inSizeValue = arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getI64Type(),
+          dimValue(rewriter, loc, op.getInput(), a));
       if (crop) {
         p.roiStart = (*roi)[i];
         p.roiEnd = (*roi)[axes.size() + i];
@@ -114,8 +131,30 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
     bool antialias = op.getAntialias() != 0;
     StringRef nearestMode = op.getNearestMode();
 
+    // Run-time output sizes: floor(input * scale) on resized axes, the
+    // input's elsewhere.
+    SmallVector<Value> outSizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!out.isDynamicDim(d))
+        continue;
+      Value size = dimValue(rewriter, loc, op.getInput(), d);
+      if (scale[d] != 1.0) {
+        Value f = arith::UIToFPOp::create(
+            rewriter, loc, f64,
+            arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
+                                       size));
+        f = math::FloorOp::create(
+            rewriter, loc,
+            arith::MulFOp::create(rewriter, loc, f,
+                                  scalarConst(rewriter, loc, f64, scale[d])));
+        size = arith::IndexCastOp::create(
+            rewriter, loc, rewriter.getIndexType(),
+            arith::FPToSIOp::create(rewriter, loc, rewriter.getI64Type(), f));
+      }
+      outSizes.push_back(size);
+    }
     Value r = parallelGeneric(
-        rewriter, op.getLoc(), out, {}, {},
+        rewriter, loc, out, {}, {},
         [&](OpBuilder &b, Location l, ValueRange) -> Value {
           auto c = [&](double v) { return scalarConst(b, l, f64, v); };
           SmallVector<Value> idx;
@@ -152,7 +191,8 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
               sum = arith::SelectOp::create(b, l, t.outside, c(extrapolation),
                                             sum);
           return castScalar(b, l, sum, elt);
-        });
+        },
+        outSizes);
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -212,7 +252,9 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
           b, l, i, arith::ConstantIntOp::create(b, l, b.getI64Type(), 0));
       i = arith::MinSIOp::create(
           b, l, i,
-          arith::ConstantIntOp::create(b, l, b.getI64Type(), p.inSize - 1));
+          arith::SubIOp::create(b, l, p.inSizeValue,
+                                arith::ConstantIntOp::create(
+                                    b, l, b.getI64Type(), 1)));
       return arith::IndexCastOp::create(b, l, b.getIndexType(), i);
     };
     if (mode == "nearest") {
@@ -247,7 +289,7 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
       return arith::AndIOp::create(
           b, l, arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, i64(0)),
           arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
-                                i64(p.inSize)));
+                                p.inSizeValue));
     };
     // Keys' cubic kernel at distance d >= 0 (0 from 2 on).
     auto cubic = [&](Value d) -> Value {
