@@ -200,25 +200,23 @@ def test_rank_and_static_dims_still_checked():
 
 
 def test_op_without_dynamic_lowering_is_named(tmp_path):
-    """An op that has no dynamic-shape lowering yet (LSTM over a run-time
-    sequence length) is named with its node, and the error says how to pin
-    the shapes."""
+    """An op in a form that has no dynamic-shape lowering yet (ceil-mode
+    pooling over a run-time length, whose last window depends on the length)
+    is named with its node, and the error says how to pin the shapes."""
     f = TensorProto.FLOAT
-    rng = np.random.default_rng(7)
-    w = numpy_helper.from_array(rng.standard_normal((1, 16, 3)).astype(np.float32), "w")
-    r = numpy_helper.from_array(rng.standard_normal((1, 16, 4)).astype(np.float32), "r")
     graph = helper.make_graph(
-        [helper.make_node("LSTM", ["x", "w", "r"], ["y"], hidden_size=4, name="the_lstm")],
-        "lstm", [helper.make_tensor_value_info("x", f, ["t", 1, 3])],
-        [helper.make_tensor_value_info("y", f, None)], initializer=[w, r])
+        [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2], strides=[2],
+                          ceil_mode=1, name="the_pool")],
+        "pool", [helper.make_tensor_value_info("x", f, [1, 2, "t"])],
+        [helper.make_tensor_value_info("y", f, None)])
     path = _save(tmp_path, graph)
     model = mp.compile(path, dynamic_shapes=True)
-    with pytest.raises(mp.Error, match=r"cannot lower 'mp.lstm' \(node 'the_lstm'\): "
+    with pytest.raises(mp.Error, match=r"cannot lower 'mp.average_pool' \(node 'the_pool'\): "
                                        r"its shapes are dynamic and it has no "
                                        r"dynamic-shape lowering yet"):
-        model.run({"x": np.zeros((5, 1, 3), np.float32)})
+        model.run({"x": np.zeros((1, 2, 5), np.float32)})
     # Without dynamic shapes the same model runs (specialized per shape).
-    feeds = {"x": rng.standard_normal((5, 1, 3)).astype(np.float32)}
+    feeds = {"x": np.random.default_rng(7).standard_normal((1, 2, 5)).astype(np.float32)}
     _assert_matches_ort(mp.compile(path).run(feeds), path, feeds, 1e-5, "specialized")
 
 
@@ -385,7 +383,8 @@ def test_generator_ops_over_runtime_lengths(tmp_path):
     """Upsampling and token-selection ops over run-time batch and length,
     compiled once: Resize by constant scales (nearest and linear, the
     length resized), Einsum with a broadcast ellipsis dim that is 1 at run
-    time, ArgMax, CumSum and GatherElements."""
+    time, ArgMax, CumSum, GatherElements, GatherND and ScatterND (with
+    add)."""
     f, i64 = TensorProto.FLOAT, TensorProto.INT64
     rng = np.random.default_rng(10)
     init = [helper.make_tensor("scales", f, [3], [1.0, 1.0, 2.0]),
@@ -398,21 +397,27 @@ def test_generator_ops_over_runtime_lengths(tmp_path):
         helper.make_node("ArgMax", ["x"], ["best"], axis=2, keepdims=1),
         helper.make_node("CumSum", ["x", "axis"], ["running"]),
         helper.make_node("GatherElements", ["x", "idx"], ["picked"], axis=2),
+        helper.make_node("GatherND", ["x", "rows"], ["rows_out"]),
+        helper.make_node("ScatterND", ["x", "rows", "rows_out"], ["scattered"],
+                         reduction="add"),
     ]
     graph = helper.make_graph(
         nodes, "generator",
         [helper.make_tensor_value_info("x", f, ["n", 4, "t"]),
          helper.make_tensor_value_info("w", f, ["m", "t", 3]),
-         helper.make_tensor_value_info("idx", i64, ["n", 4, "k"])],
+         helper.make_tensor_value_info("idx", i64, ["n", 4, "k"]),
+         helper.make_tensor_value_info("rows", i64, ["p", 2])],
         [helper.make_tensor_value_info(n, i64 if n == "best" else f, None)
-         for n in ("up_nearest", "up_linear", "mixed", "best", "running", "picked")],
+         for n in ("up_nearest", "up_linear", "mixed", "best", "running", "picked",
+                   "rows_out", "scattered")],
         initializer=init)
     path = _save(tmp_path, graph, opset=18)
     model = mp.compile(path, dynamic_shapes=True)
     for n, m, length, k in [(1, 3, 9, 2), (2, 1, 16, 5), (3, 3, 5, 1)]:
         feeds = {"x": rng.standard_normal((n, 4, length)).astype(np.float32),
                  "w": rng.standard_normal((m, length, 3)).astype(np.float32),
-                 "idx": rng.integers(-length, length, (n, 4, k)).astype(np.int64)}
+                 "idx": rng.integers(-length, length, (n, 4, k)).astype(np.int64),
+                 "rows": np.array([[0, 1], [n - 1, -1], [0, 2]][:k], np.int64)}
         _assert_matches_ort(model.run(feeds), path, feeds, 1e-5, (n, m, length, k))
     assert model.num_variants == 1
 

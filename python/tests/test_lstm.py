@@ -1,6 +1,8 @@
 """mp's LSTM lowering against onnxruntime on the same inputs: directions,
 sequence lengths, clip, peepholes, initial states, coupled gates, other
-activations, batch-first layout. (The ONNX node tests cover the defaults.)"""
+activations, batch-first layout, each also compiled with dynamic shapes
+(sequence length and batch named, not fixed). (The ONNX node tests cover
+the defaults.)"""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ T, B, I, H = 5, 3, 4, 6
 
 
 def _model(direction="forward", layout=0, with_lens=False, with_init=False, peepholes=False,
-           **attrs) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+           symbolic=False, **attrs) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     rng = np.random.default_rng(7)
     d = 2 if direction == "bidirectional" else 1
     f = lambda *s: rng.uniform(-1, 1, s).astype(np.float32)  # noqa: E731
@@ -27,16 +29,22 @@ def _model(direction="forward", layout=0, with_lens=False, with_init=False, peep
              onnx.numpy_helper.from_array(f(d, 4 * H, H), "R"),
              onnx.numpy_helper.from_array(f(d, 8 * H), "Bias")]
     inputs = ["X", "W", "R", "Bias", "", "", "", ""]
-    graph_inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)]
+    # With `symbolic`, the graph declares the sequence length and batch by
+    # name only.
+    t_dim, b_dim = ("t", "b") if symbolic else (T, B)
+    graph_inputs = [helper.make_tensor_value_info(
+        "X", TensorProto.FLOAT, [b_dim, t_dim, I] if layout else [t_dim, b_dim, I])]
     if with_lens:
         feeds["L"] = np.array([5, 2, 4], dtype=np.int32)
         inputs[4] = "L"
-        graph_inputs.append(helper.make_tensor_value_info("L", TensorProto.INT32, [B]))
+        graph_inputs.append(helper.make_tensor_value_info("L", TensorProto.INT32, [b_dim]))
     if with_init:
         s = [B, d, H] if layout else [d, B, H]
         feeds["H0"], feeds["C0"] = f(*s), f(*s)
         inputs[5], inputs[6] = "H0", "C0"
-        graph_inputs += [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n in ("H0", "C0")]
+        s_dims = [b_dim, d, H] if layout else [d, b_dim, H]
+        graph_inputs += [helper.make_tensor_value_info(n, TensorProto.FLOAT, s_dims)
+                         for n in ("H0", "C0")]
     if peepholes:
         inits.append(onnx.numpy_helper.from_array(f(d, 3 * H), "P"))
         inputs[7] = "P"
@@ -65,14 +73,16 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_lstm_matches_onnxruntime(tmp_path, case):
+def test_lstm_matches_onnxruntime(tmp_path, case, dynamic):
     if not mp.library_path().is_file():
         pytest.skip(f"libMPCAPI.so is not built ({mp.library_path()})")
-    model, feeds = _model(**CASES[case])
+    model, feeds = _model(**CASES[case], symbolic=dynamic)
     path = tmp_path / "lstm.onnx"
     onnx.save(model, str(path))
-    got = mp.compile(path).run(feeds)
+    compiled = mp.compile(path, dynamic_shapes=dynamic)
+    got = compiled.run(feeds)
     if CASES[case].get("layout"):
         # onnxruntime has no batch-first LSTM: run layout 0 on transposed data.
         model0, _ = _model(**{**CASES[case], "layout": 0})
@@ -85,3 +95,26 @@ def test_lstm_matches_onnxruntime(tmp_path, case):
         want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
     for (name, g), w in zip(got.items(), want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"{case}: {name}")
+
+
+def test_lstm_one_variant_for_every_length(tmp_path):
+    """A bidirectional LSTM compiled once with dynamic shapes runs sequence
+    lengths 1 to 9 and batches 1 to 4 like onnxruntime."""
+    if not mp.library_path().is_file():
+        pytest.skip(f"libMPCAPI.so is not built ({mp.library_path()})")
+    model, _ = _model(direction="bidirectional", with_init=True, symbolic=True)
+    path = tmp_path / "lstm.onnx"
+    onnx.save(model, str(path))
+    compiled = mp.compile(path, dynamic_shapes=True)
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(3)
+    for steps, batch in [(1, 1), (9, 2), (4, 4)]:
+        feeds = {"X": rng.uniform(-1, 1, (steps, batch, I)).astype(np.float32),
+                 "H0": rng.uniform(-1, 1, (2, batch, H)).astype(np.float32),
+                 "C0": rng.uniform(-1, 1, (2, batch, H)).astype(np.float32)}
+        got = compiled.run(feeds)
+        for (name, g), w in zip(got.items(), sess.run(None, feeds)):
+            assert g.shape == w.shape, (name, steps, batch)
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{name} at T={steps}, B={batch}")
+    assert compiled.num_variants == 1

@@ -408,3 +408,42 @@ func.func @resize_dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x?xf32> {
   %0 = mp.resize %x scales %scales {mode = "linear"} : (tensor<1x4x?xf32>, tensor<3xf32>) -> tensor<1x4x?xf32>
   return %0 : tensor<1x4x?xf32>
 }
+
+// -----
+
+// LSTM over a run-time sequence length and batch: the time loop runs to the
+// input's run-time length, the states take its run-time batch, and each
+// step's hidden state is stacked at its time index.
+// CHECK-LABEL: func.func @lstm_dynamic
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x?x3xf32>
+// CHECK-DAG: %[[T:.+]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[B:.+]] = tensor.dim %[[X]], %c1
+// CHECK: %[[ALL:.+]] = tensor.empty(%[[T]], %[[B]]) : tensor<?x?x4xf32>
+// CHECK: tensor.empty(%[[B]]) : tensor<?x4xf32>
+// CHECK: scf.for %[[STEP:.+]] = %c0 to %[[T]] step %c1 iter_args({{.*}}, %{{.+}} = %[[ALL]]) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x?x4xf32>)
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[%[[STEP]], 0, 0] [1, %[[B]], 4] [1, 1, 1]
+// CHECK: tensor.empty(%[[T]], %[[B]]) : tensor<?x1x?x4xf32>
+func.func @lstm_dynamic(%x: tensor<?x?x3xf32>, %w: tensor<1x16x3xf32>, %r: tensor<1x16x4xf32>) -> tensor<?x1x?x4xf32> {
+  %y, %h, %c = mp.lstm %x, %w, %r {hidden_size = 4 : i64} : (tensor<?x?x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>) -> (tensor<?x1x?x4xf32>, tensor<1x?x4xf32>, tensor<1x?x4xf32>)
+  return %y : tensor<?x1x?x4xf32>
+}
+
+// -----
+
+// ScatterND over run-time sizes: one step per index tuple (the run-time
+// product of the indices' leading dims), each writing a slice of the
+// data's run-time size at its normalized index.
+// CHECK-LABEL: func.func @scatter_nd_dynamic
+// CHECK-SAME: (%[[D:[^:]+]]: tensor<?x3x?xf32>, %[[I:[^:]+]]: tensor<?x1xi64>, %[[U:[^:]+]]: tensor<?x3x?xf32>)
+// CHECK-DAG: %[[N:.+]] = tensor.dim %[[I]], %c0
+// CHECK-DAG: %[[ROWS:.+]] = tensor.dim %[[D]], %c0
+// CHECK-DAG: %[[L:.+]] = tensor.dim %[[D]], %c2
+// CHECK: scf.for %{{.+}} = %c0 to %[[N]] step %c1
+// CHECK: arith.addi %{{.+}}, %[[ROWS]] : index
+// CHECK: tensor.extract_slice %[[U]][%{{.+}}, 0, 0] [1, 3, %[[L]]] [1, 1, 1] : tensor<?x3x?xf32> to tensor<3x?xf32>
+// CHECK-NOT: scf.if
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[%{{.+}}, 0, 0] [1, 3, %[[L]]] [1, 1, 1] : tensor<3x?xf32> into tensor<?x3x?xf32>
+func.func @scatter_nd_dynamic(%d: tensor<?x3x?xf32>, %i: tensor<?x1xi64>, %u: tensor<?x3x?xf32>) -> tensor<?x3x?xf32> {
+  %0 = mp.scatter_nd %d, %i, %u {reduction = "add"} : (tensor<?x3x?xf32>, tensor<?x1xi64>, tensor<?x3x?xf32>) -> tensor<?x3x?xf32>
+  return %0 : tensor<?x3x?xf32>
+}

@@ -1,12 +1,14 @@
 // RUN: not mp-opt %s -split-input-file --mp-lower-to-linalg 2>&1 | FileCheck %s
 
-// Ops without a dynamic-shape lowering yet are reported with the node name
-// when their shapes are dynamic.
-func.func @dynamic(%x: tensor<?x1x3xf32>, %w: tensor<1x16x3xf32>, %r: tensor<1x16x4xf32>) -> tensor<?x1x1x4xf32> {
-  %y, %h, %c = mp.lstm %x, %w, %r {hidden_size = 4 : i64} : (tensor<?x1x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>) -> (tensor<?x1x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>) loc("lstm_node")
-  return %y : tensor<?x1x1x4xf32>
+// Forms without a dynamic-shape lowering yet are reported with the node
+// name when their shapes are dynamic: Resize with align_corners over a
+// run-time length (its coordinates need the output length).
+func.func @dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x?xf32> {
+  %scales = mp.constant dense<[1.0, 1.0, 2.0]> : tensor<3xf32>
+  %0 = mp.resize %x scales %scales {mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x4x?xf32>, tensor<3xf32>) -> tensor<1x4x?xf32> loc("resize_node")
+  return %0 : tensor<1x4x?xf32>
 }
-// CHECK: error: {{.*}}cannot lower 'mp.lstm' (node 'lstm_node'): its shapes are dynamic and it has no dynamic-shape lowering yet (pin the graph inputs with --mp-specialize-shapes or --input-shape)
+// CHECK: error: {{.*}}cannot lower 'mp.resize' (node 'resize_node'): its shapes are dynamic and it has no dynamic-shape lowering yet (pin the graph inputs with --mp-specialize-shapes or --input-shape)
 
 // -----
 

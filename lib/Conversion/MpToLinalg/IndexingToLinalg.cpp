@@ -53,14 +53,25 @@ struct GatherNDLowering : public OpRewritePattern<GatherNDOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GatherNDOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     auto data = typeOf(op.getData());
     auto indices = typeOf(op.getIndices());
     int64_t q = indices.getRank(), k = indices.getDimSize(q - 1);
+    if (ShapedType::isDynamic(k))
+      return rewriter.notifyMatchFailure(op, "index tuples of run-time length");
     int64_t batch = op.getBatchDims();
+    Location loc = op.getLoc();
+    // Run-time sizes: the output is indices[:-1] then data[batch + k:]; the
+    // indexed data dims normalize negative indices.
+    SmallVector<Value> outSizes, indexedDims;
+    for (int64_t d = 0; d < op.getType().getRank(); ++d)
+      if (op.getType().isDynamicDim(d))
+        outSizes.push_back(d < q - 1 ? dimValue(rewriter, loc, op.getIndices(), d)
+                                     : dimValue(rewriter, loc, op.getData(),
+                                                batch + k + d - (q - 1)));
+    for (int64_t j = 0; j < k; ++j)
+      indexedDims.push_back(dimValue(rewriter, loc, op.getData(), batch + j));
     Value r = parallelGeneric(
-        rewriter, op.getLoc(), op.getType(), {}, {},
+        rewriter, loc, op.getType(), {}, {},
         [&](OpBuilder &b, Location l, ValueRange) {
           SmallVector<Value> outer;
           for (int64_t d = 0; d < q - 1; ++d)
@@ -70,13 +81,13 @@ struct GatherNDLowering : public OpRewritePattern<GatherNDOp> {
             SmallVector<Value> at = outer;
             at.push_back(indexConst(b, l, j));
             Value i = tensor::ExtractOp::create(b, l, op.getIndices(), at);
-            coords.push_back(
-                normalizedIndex(b, l, i, data.getDimSize(batch + j)));
+            coords.push_back(normalizedIndex(b, l, i, indexedDims[j]));
           }
           for (int64_t d = batch + k; d < data.getRank(); ++d)
             coords.push_back(linalg::IndexOp::create(b, l, q - 1 + d - batch - k));
           return tensor::ExtractOp::create(b, l, op.getData(), coords);
-        });
+        },
+        outSizes);
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -89,8 +100,6 @@ struct ScatterNDLowering : public OpRewritePattern<ScatterNDOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ScatterNDOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     StringRef reduction = op.getReduction();
     if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
       return rewriter.notifyMatchFailure(op, "unknown reduction");
@@ -99,36 +108,44 @@ struct ScatterNDLowering : public OpRewritePattern<ScatterNDOp> {
     auto indices = typeOf(op.getIndices());
     int64_t r = data.getRank(), q = indices.getRank();
     int64_t k = indices.getDimSize(q - 1);
-    ArrayRef<int64_t> updShape = indices.getShape().drop_back();
-    int64_t count = 1;
-    for (int64_t d : updShape)
-      count *= d;
+    if (ShapedType::isDynamic(k))
+      return rewriter.notifyMatchFailure(op, "index tuples of run-time length");
+    // Sizes at run time: the updates' leading dims (indices[:-1]) and their
+    // number, and the data's dims.
+    SmallVector<Value> updShape, dataDims;
+    Value count = indexConst(rewriter, loc, 1);
+    for (int64_t d = 0; d < q - 1; ++d) {
+      updShape.push_back(dimValue(rewriter, loc, op.getIndices(), d));
+      count = arith::MulIOp::create(rewriter, loc, count, updShape.back());
+    }
+    for (int64_t d = 0; d < r; ++d)
+      dataDims.push_back(dimValue(rewriter, loc, op.getData(), d));
     auto sliceType =
         RankedTensorType::get(data.getShape().drop_front(k), data.getElementType());
 
     auto loop = scf::ForOp::create(
-        rewriter, loc, indexConst(rewriter, loc, 0), indexConst(rewriter, loc, count),
+        rewriter, loc, indexConst(rewriter, loc, 0), count,
         indexConst(rewriter, loc, 1), ValueRange{op.getData()},
         [&](OpBuilder &b, Location l, Value u, ValueRange iter) {
           // u -> its position in the updates' leading dims (row-major).
           SmallVector<Value> pos(updShape.size());
           Value rest = u;
           for (int64_t d = updShape.size() - 1; d >= 0; --d) {
-            Value size = indexConst(b, l, updShape[d]);
-            pos[d] = arith::RemUIOp::create(b, l, rest, size);
-            rest = arith::DivUIOp::create(b, l, rest, size);
+            pos[d] = arith::RemUIOp::create(b, l, rest, updShape[d]);
+            rest = arith::DivUIOp::create(b, l, rest, updShape[d]);
           }
           SmallVector<OpFoldResult> dataOffsets, sizes, strides;
           for (int64_t j = 0; j < k; ++j) {
             SmallVector<Value> at = pos;
             at.push_back(indexConst(b, l, j));
             Value i = tensor::ExtractOp::create(b, l, op.getIndices(), at);
-            dataOffsets.push_back(normalizedIndex(b, l, i, data.getDimSize(j)));
+            dataOffsets.push_back(normalizedIndex(b, l, i, dataDims[j]));
           }
           for (int64_t d = 0; d < r; ++d) {
             if (d >= k)
               dataOffsets.push_back(b.getIndexAttr(0));
-            sizes.push_back(b.getIndexAttr(d < k ? 1 : data.getDimSize(d)));
+            sizes.push_back(d < k ? OpFoldResult(b.getIndexAttr(1))
+                                  : getAsOpFoldResult(dataDims[d]));
             strides.push_back(b.getIndexAttr(1));
           }
           SmallVector<OpFoldResult> updOffsets(pos.begin(), pos.end()),
@@ -136,7 +153,7 @@ struct ScatterNDLowering : public OpRewritePattern<ScatterNDOp> {
               updStrides(typeOf(op.getUpdates()).getRank(), b.getIndexAttr(1));
           for (int64_t d = k; d < r; ++d) {
             updOffsets.push_back(b.getIndexAttr(0));
-            updSizes.push_back(b.getIndexAttr(data.getDimSize(d)));
+            updSizes.push_back(getAsOpFoldResult(dataDims[d]));
           }
           Value slice = tensor::ExtractSliceOp::create(
               b, l, sliceType, op.getUpdates(), updOffsets, updSizes,
@@ -144,8 +161,10 @@ struct ScatterNDLowering : public OpRewritePattern<ScatterNDOp> {
           if (reduction != "none") {
             Value old = tensor::ExtractSliceOp::create(
                 b, l, sliceType, iter[0], dataOffsets, sizes, strides);
-            slice = elementwise(
-                b, l, sliceType, {old, slice},
+            // Same shapes: no run-time broadcasting to decide.
+            AffineMap id = b.getMultiDimIdentityMap(sliceType.getRank());
+            slice = parallelGeneric(
+                b, l, sliceType, {old, slice}, {id, id},
                 [&](OpBuilder &nb, Location nl, ValueRange a) {
                   return combine(nb, nl, reduction, a[0], a[1]);
                 });

@@ -130,8 +130,8 @@ Value sliceDirection(OpBuilder &b, Location l, Value v, int64_t d) {
       sizes, strides(t.getRank(), b.getIndexAttr(1));
   offsets[0] = b.getIndexAttr(d);
   sizes.push_back(b.getIndexAttr(1));
-  for (int64_t s : t.getShape().drop_front())
-    sizes.push_back(b.getIndexAttr(s));
+  for (int64_t i = 1; i < t.getRank(); ++i)
+    sizes.push_back(getAsOpFoldResult(dimValue(b, l, v, i)));
   auto type = RankedTensorType::get(t.getShape().drop_front(), t.getElementType());
   return tensor::ExtractSliceOp::create(b, l, type, v, offsets, sizes, strides);
 }
@@ -154,13 +154,18 @@ Value projectRows(OpBuilder &b, Location l, Value lhs, Value rhs, Value bias,
       rank + 1, 0, {getAffineDimExpr(rank - 1, ctx), getAffineDimExpr(rank, ctx)},
       ctx);
   Value init;
+  SmallVector<Value> rows;
+  for (int64_t i = 0; i < rank - 1; ++i)
+    if (lt.isDynamicDim(i))
+      rows.push_back(dimValue(b, l, lhs, i));
   if (bias)
     init = parallelGeneric(
         b, l, outType, bias,
         AffineMap::get(rank, 0, {getAffineDimExpr(rank - 1, ctx)}, ctx),
         [&](OpBuilder &nb, Location nl, ValueRange a) {
           return castScalar(nb, nl, a[0], acc);
-        });
+        },
+        rows);
   return contract(b, l, outType, lhs, AffineMap::get(rank + 1, 0, lhsE, ctx),
                   rhs, rhsMap, acc, init);
 }
@@ -170,8 +175,11 @@ struct LSTMLowering : public OpRewritePattern<LSTMOp> {
 
   LogicalResult matchAndRewrite(LSTMOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
+    // Sequence length and batch may be known only at run time; the input
+    // and hidden sizes may not.
+    if (typeOf(op.getX()).isDynamicDim(2) || !typeOf(op.getW()).hasStaticShape() ||
+        !typeOf(op.getR()).hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic input or hidden size");
     Location loc = op.getLoc();
     bool batchFirst = op.getLayout() == 1;
     StringRef dir = op.getDirection();
@@ -186,7 +194,8 @@ struct LSTMLowering : public OpRewritePattern<LSTMOp> {
     Value x = op.getX();
     if (batchFirst)
       x = transpose(rewriter, loc, x, {1, 0, 2});
-    int64_t steps = typeOf(x).getDimSize(0), batch = typeOf(x).getDimSize(1);
+    Value steps = dimValue(rewriter, loc, x, 0),
+          batch = dimValue(rewriter, loc, x, 1);
     auto swapBD = [&](Value v) {
       return v && batchFirst ? transpose(rewriter, loc, v, {1, 0, 2}) : v;
     };
@@ -220,7 +229,7 @@ struct LSTMLowering : public OpRewritePattern<LSTMOp> {
   std::tuple<Value, Value, Value>
   runDirection(PatternRewriter &rw, Location loc, LSTMOp op, Value x, Value h0,
             Value c0, int64_t d, bool reverse, ArrayRef<Activation> acts,
-            int64_t steps, int64_t batch, int64_t hidden, Type acc) const {
+            Value steps, Value batch, int64_t hidden, Type acc) const {
     MLIRContext *ctx = op.getContext();
     int64_t h4 = 4 * hidden;
     Value w = sliceDirection(rw, loc, op.getW(), d);
@@ -245,12 +254,20 @@ struct LSTMLowering : public OpRewritePattern<LSTMOp> {
                          });
     }
     Value xw = projectRows(rw, loc, x, w, bias, acc); // [T, B, 4H]
-    auto stateType = RankedTensorType::get({batch, hidden}, acc);
+    auto xt = typeOf(x);
+    auto stateType = RankedTensorType::get({xt.getDimSize(1), hidden}, acc);
+    SmallVector<Value> stateSizes, allSizes;
+    if (xt.isDynamicDim(0))
+      allSizes.push_back(steps);
+    if (xt.isDynamicDim(1)) {
+      stateSizes.push_back(batch);
+      allSizes.push_back(batch);
+    }
     auto initState = [&](Value v) -> Value {
       if (!v)
         return linalg::FillOp::create(
                    rw, loc, scalarConst(rw, loc, acc, 0),
-                   ValueRange{tensor::EmptyOp::create(rw, loc, stateType.getShape(), acc)})
+                   ValueRange{emptyTensor(rw, loc, stateType, stateSizes)})
             .getResult(0);
       Value s = sliceDirection(rw, loc, v, d);
       return elementwise(rw, loc, stateType, s,
@@ -266,15 +283,16 @@ struct LSTMLowering : public OpRewritePattern<LSTMOp> {
         peeps.push_back(half(p, k * hidden, hidden));
     }
     Value lens = op.getSequenceLens();
-    auto allType = RankedTensorType::get({steps, batch, hidden}, acc);
-    Value all = tensor::EmptyOp::create(rw, loc, allType.getShape(), acc);
+    auto allType = RankedTensorType::get(
+        {xt.getDimSize(0), xt.getDimSize(1), hidden}, acc);
+    Value all = emptyTensor(rw, loc, allType, allSizes);
     std::optional<double> clip;
     if (auto c = op.getClipAttr())
       clip = c.getValueAsDouble();
     bool coupled = op.getInputForget();
 
     auto loop = scf::ForOp::create(
-        rw, loc, indexConst(rw, loc, 0), indexConst(rw, loc, steps), indexConst(rw, loc, 1),
+        rw, loc, indexConst(rw, loc, 0), steps, indexConst(rw, loc, 1),
         ValueRange{initState(h0), initState(c0), all},
         [&](OpBuilder &b, Location l, Value t, ValueRange iter) {
           Value h = iter[0], c = iter[1];
@@ -306,7 +324,7 @@ struct LSTMLowering : public OpRewritePattern<LSTMOp> {
                 Value hPrev = a[a.size() - 2], cPrev = a[a.size() - 1];
                 unsigned next = 0;
                 // This batch element's length and time index.
-                Value len = indexConst(nb, nl, steps);
+                Value len = steps;
                 if (lens)
                   len = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
                                                    a[next++]);
@@ -371,7 +389,7 @@ struct LSTMLowering : public OpRewritePattern<LSTMOp> {
           SmallVector<OpFoldResult> offsets = {t, b.getIndexAttr(0),
                                                b.getIndexAttr(0)};
           SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                             b.getIndexAttr(batch),
+                                             getAsOpFoldResult(batch),
                                              b.getIndexAttr(hidden)};
           SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
           Value nextAll = tensor::InsertSliceOp::create(b, l, hNext, iter[2],
@@ -390,7 +408,7 @@ struct LSTMLowering : public OpRewritePattern<LSTMOp> {
           Value ji = linalg::IndexOp::create(b, l, 2);
           Value len = lens ? Value(arith::IndexCastOp::create(
                                  b, l, b.getIndexType(), a[0]))
-                           : indexConst(b, l, steps);
+                           : steps;
           Value valid = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
                                               tp, len);
           Value step = tp;
@@ -402,7 +420,8 @@ struct LSTMLowering : public OpRewritePattern<LSTMOp> {
                                               ValueRange{step, bi, ji});
           return arith::SelectOp::create(b, l, valid, v,
                                          scalarConst(b, l, acc, 0.0));
-        });
+        },
+        allSizes);
     return {y, loop.getResult(0), loop.getResult(1)};
   }
 
@@ -412,14 +431,21 @@ struct LSTMLowering : public OpRewritePattern<LSTMOp> {
     auto t = typeOf(parts[0]);
     SmallVector<int64_t> shape(t.getShape());
     shape.insert(shape.begin() + axis, parts.size());
-    Value out = tensor::EmptyOp::create(b, l, shape, elt);
+    SmallVector<Value> dynSizes;
+    SmallVector<OpFoldResult> partSizes;
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      Value size = dimValue(b, l, parts[0], d);
+      if (t.isDynamicDim(d))
+        dynSizes.push_back(size);
+      partSizes.push_back(getAsOpFoldResult(size));
+    }
+    Value out = emptyTensor(b, l, RankedTensorType::get(shape, elt), dynSizes);
     for (auto [i, p] : llvm::enumerate(parts)) {
       Value cast = castElements(b, l, p, elt);
       SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0)),
-          sizes, strides(shape.size(), b.getIndexAttr(1));
+          sizes(partSizes), strides(shape.size(), b.getIndexAttr(1));
       offsets[axis] = b.getIndexAttr(i);
-      for (auto [d, s] : llvm::enumerate(shape))
-        sizes.push_back(b.getIndexAttr((int64_t)d == axis ? 1 : s));
+      sizes.insert(sizes.begin() + axis, b.getIndexAttr(1));
       out = tensor::InsertSliceOp::create(b, l, cast, out, offsets, sizes,
                                           strides);
     }
@@ -430,9 +456,14 @@ struct LSTMLowering : public OpRewritePattern<LSTMOp> {
                          ArrayRef<int64_t> perm) {
     auto t = typeOf(v);
     SmallVector<int64_t> shape;
-    for (int64_t p : perm)
+    SmallVector<Value> dynSizes;
+    for (int64_t p : perm) {
       shape.push_back(t.getDimSize(p));
-    Value init = tensor::EmptyOp::create(b, l, shape, t.getElementType());
+      if (t.isDynamicDim(p))
+        dynSizes.push_back(dimValue(b, l, v, p));
+    }
+    Value init = emptyTensor(b, l, RankedTensorType::get(shape, t.getElementType()),
+                             dynSizes);
     return linalg::TransposeOp::create(b, l, v, init, perm).getResult()[0];
   }
 };
