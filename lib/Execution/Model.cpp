@@ -128,23 +128,29 @@ std::unique_ptr<Model> Model::load(MLIRContext *ctx, StringRef path,
 /// or small float arithmetic (a window size cast to float for a Range).
 /// Values that only feed data (Gather indices into float tables, masks)
 /// do not, and neither does anything through Shape or Size, whose results
-/// do not depend on values.
-static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen) {
+/// do not depend on values. With `runtimeShapes` (dynamic-shape variants)
+/// only the operands the lowering needs as constants count: Reshape,
+/// Expand, ConstantOfShape, Range, Tile, Trilu and GroupQueryAttention's
+/// total_sequence_length take run-time values there.
+static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen,
+                         bool runtimeShapes) {
   for (OpOperand &use : v.getUses()) {
     Operation *user = use.getOwner();
     Value operand = use.get();
     unsigned i = use.getOperandNumber();
     auto is = [&](Value x) { return x && x == operand; };
-    bool direct =
+    bool sizesRunTime =
         (isa<ReshapeOp, ExpandOp>(user) && i == 1) ||
         isa<ConstantOfShapeOp, RangeOp>(user) ||
-        (isa<SliceOp, ResizeOp>(user) && i != 0) ||
         (isa<TileOp>(user) && is(cast<TileOp>(user).getRepeats())) ||
-        (isa<PadOp>(user) && (is(cast<PadOp>(user).getPads()) ||
-                              is(cast<PadOp>(user).getAxes()))) ||
         (isa<TriluOp>(user) && is(cast<TriluOp>(user).getK())) ||
         (isa<GroupQueryAttentionOp>(user) &&
-         is(cast<GroupQueryAttentionOp>(user).getTotalSequenceLength())) ||
+         is(cast<GroupQueryAttentionOp>(user).getTotalSequenceLength()));
+    bool direct =
+        (!runtimeShapes && sizesRunTime) ||
+        (isa<SliceOp, ResizeOp>(user) && i != 0) ||
+        (isa<PadOp>(user) && (is(cast<PadOp>(user).getPads()) ||
+                              is(cast<PadOp>(user).getAxes()))) ||
         // An If's condition: compiled in, the branch is chosen at compile
         // time and no device value is read on the host (CUDA target).
         (isa<IfOp>(user) && is(cast<IfOp>(user).getCondition()));
@@ -157,7 +163,7 @@ static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen) {
       bool small = type && type.hasStaticShape() &&
                    type.getNumElements() <= kMaxCompiledInElements;
       if ((isa<IntegerType>(getElementTypeOrSelf(r.getType())) || small) &&
-          decidesShape(r, seen))
+          decidesShape(r, seen, runtimeShapes))
         return true;
     }
   }
@@ -176,7 +182,7 @@ void Model::findShapeInputs(ModuleOp module) {
         type.getNumElements() > kMaxCompiledInElements)
       continue;
     llvm::SmallPtrSet<Operation *, 16> seen;
-    if (decidesShape(arg, seen))
+    if (decidesShape(arg, seen, options.dynamicShapes))
       shapeInputs.insert(name.getValue());
   }
 }
@@ -380,10 +386,11 @@ CpuRunner *Model::variantFor(ArrayRef<HostTensor> inputs) {
   OwningOpRef<ModuleOp> module = buildVariant(inputs, runtimeInputs);
   if (!module)
     return nullptr;
+  EntryOptions entry;
+  entry.maxSeqLen = options.maxSeqLen;
+  entry.dynamicShapes = options.dynamicShapes;
   std::unique_ptr<CpuRunner> runner =
-      CpuRunner::compile(std::move(module), runtimeInputs,
-                         EntryOptions{options.maxSeqLen,
-                                      options.dynamicShapes});
+      CpuRunner::compile(std::move(module), runtimeInputs, entry);
   if (!runner)
     return nullptr;
   if (variants.size() >= kMaxVariants) {

@@ -441,3 +441,40 @@ def test_shared_models_with_dynamic_shapes():
                  "silero_vad_op18_ifless", "openwakeword_hello_deepa", "local_attn23_kv",
                  "local_attn23_gqa_fp16"):
         assert lines[name].startswith("PASS"), lines[name]
+
+
+def _load_test_set(model_dir, data_set):
+    """The inputs (by graph-input name) and expected outputs of one
+    test_data_set folder."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(model_dir / "model.onnx"), load_external_data=False).graph
+    def read(path):
+        t = onnx.TensorProto()
+        t.ParseFromString(path.read_bytes())
+        return numpy_helper.to_array(t)
+    feeds = {i.name: read(data_set / f"input_{n}.pb") for n, i in enumerate(graph.input)}
+    expected = {o.name: read(data_set / f"output_{n}.pb") for n, o in enumerate(graph.output)
+                if (data_set / f"output_{n}.pb").is_file()}
+    return feeds, expected
+
+
+def test_llama_one_variant_for_prefill_and_decode():
+    """llama (contrib MultiHeadAttention, RotaryEmbedding, a causal mask
+    built in the graph from attention_mask) compiled once with dynamic
+    shapes runs its prefill on empty caches and its decode steps, and
+    matches onnxruntime's stored outputs at fp16 tolerances: the mask and
+    shape inputs stay run-time values instead of being compiled in."""
+    model_dir = SHARED_MODELS / "genai_llama_fp16_mha_extdata"
+    if not model_dir.is_dir():
+        pytest.skip("../shared/models is missing")
+    model = mp.compile(model_dir / "model.onnx", dynamic_shapes=True)
+    for data_set in sorted(model_dir.glob("test_data_set_*")):
+        feeds, expected = _load_test_set(model_dir, data_set)
+        got = model.run(feeds)
+        for name, want in expected.items():
+            assert got[name].shape == want.shape, (data_set.name, name)
+            np.testing.assert_allclose(got[name].astype(np.float32), want.astype(np.float32),
+                                       rtol=1e-2, atol=1e-2, err_msg=f"{data_set.name}: {name}")
+    assert model.num_variants == 1

@@ -447,3 +447,28 @@ func.func @scatter_nd_dynamic(%d: tensor<?x3x?xf32>, %i: tensor<?x1xi64>, %u: te
   %0 = mp.scatter_nd %d, %i, %u {reduction = "add"} : (tensor<?x3x?xf32>, tensor<?x1xi64>, tensor<?x3x?xf32>) -> tensor<?x3x?xf32>
   return %0 : tensor<?x3x?xf32>
 }
+
+// -----
+
+// com.microsoft GroupQueryAttention with run-time batch, sequence and cache
+// lengths and total_sequence_length: the present cache holds max(total,
+// past) positions, a sequence as long as total is a first prompt (nothing
+// cached), and the cache, which may be empty, is read only where it holds
+// the position.
+// CHECK-LABEL: func.func @gqa_dynamic
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<?x?x32xf32>, %{{[^:]+}}: tensor<?x?x16xf32>, %[[PK:[^:]+]]: tensor<?x2x?x8xf32>, %{{[^:]+}}: tensor<?xi32>, %[[T:[^:]+]]: tensor<i32>)
+// CHECK-DAG: %[[B:.+]] = tensor.dim %[[Q]], %c0
+// CHECK-DAG: %[[S:.+]] = tensor.dim %[[Q]], %c1
+// CHECK: %[[TOT32:.+]] = tensor.extract %[[T]][] : tensor<i32>
+// CHECK: %[[TOT:.+]] = arith.index_cast %[[TOT32]] : i32 to index
+// CHECK: %[[P:.+]] = tensor.dim %[[PK]], %c2
+// CHECK: %[[LEN:.+]] = arith.maxsi %[[TOT]], %[[P]] : index
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[S]], %[[TOT]] : index
+// CHECK: arith.select %[[FIRST]], %c0_i64, %{{.+}} : i64
+// CHECK: tensor.empty(%[[B]], %[[LEN]]) : tensor<?x2x?x8xf32>
+// CHECK: scf.if %{{.+}} -> (f32)
+// CHECK: tensor.extract %[[PK]]
+func.func @gqa_dynamic(%q: tensor<?x?x32xf32>, %k: tensor<?x?x16xf32>, %pk: tensor<?x2x?x8xf32>, %sl: tensor<?xi32>, %t: tensor<i32>) -> (tensor<?x?x32xf32>, tensor<?x2x?x8xf32>) {
+  %0:3 = mp.ms.group_query_attention %q key %k value %k past_key %pk past_value %pk seqlens_k %sl total %t {num_heads = 4 : i64, kv_num_heads = 2 : i64} : (tensor<?x?x32xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?xi32>, tensor<i32>) -> (tensor<?x?x32xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>)
+  return %0#0, %0#1 : tensor<?x?x32xf32>, tensor<?x2x?x8xf32>
+}

@@ -12,13 +12,13 @@ func.func @dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x?xf32> {
 
 // -----
 
-// Ops or forms without a CPU lowering yet are named (GroupQueryAttention
-// whose total_sequence_length, which sizes the cache, is a run-time value).
-func.func @gqa_runtime_total(%q: tensor<1x1x32xf32>, %k: tensor<1x1x16xf32>, %sl: tensor<1xi32>, %t: tensor<i32>) -> tensor<1x1x32xf32> {
-  %0:3 = mp.ms.group_query_attention %q key %k value %k seqlens_k %sl total %t {num_heads = 4 : i64, kv_num_heads = 2 : i64} : (tensor<1x1x32xf32>, tensor<1x1x16xf32>, tensor<1x1x16xf32>, tensor<1xi32>, tensor<i32>) -> (tensor<1x1x32xf32>, tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) loc("gqa0")
-  return %0#0 : tensor<1x1x32xf32>
+// Ops or forms without a CPU lowering yet are named (com.microsoft
+// RotaryEmbedding over packed batches).
+func.func @rotary_packed(%x: tensor<1x4x32xf32>, %pos: tensor<1xi64>, %cos: tensor<16x8xf32>) -> tensor<1x4x32xf32> {
+  %0 = mp.ms.rotary_embedding %x, %pos, %cos, %cos {num_heads = 2 : i64, is_packed_batching = true} : (tensor<1x4x32xf32>, tensor<1xi64>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<1x4x32xf32> loc("rotary0")
+  return %0 : tensor<1x4x32xf32>
 }
-// CHECK: error: {{.*}}cannot lower 'mp.ms.group_query_attention' (node 'gqa0'): this op has no CPU lowering yet
+// CHECK: error: {{.*}}cannot lower 'mp.ms.rotary_embedding' (node 'rotary0'): this op has no CPU lowering yet
 
 // -----
 

@@ -263,6 +263,9 @@ int main(int argc, char **argv) {
   modelOptions.fuseAttention = fuseAttention;
   modelOptions.trainingStep = training;
   modelOptions.lossScaling = lossScaling;
+  // Dynamic-shape libraries take shape-deciding values (Reshape targets,
+  // total_sequence_length) at run time where the lowering allows.
+  modelOptions.dynamicShapes = dynamicShapes;
   std::unique_ptr<mp::Model> model =
       mp::Model::load(&ctx, modelPath, modelOptions);
   if (!model)

@@ -1050,13 +1050,6 @@ struct GroupQueryAttentionLowering
   using AttentionPattern::AttentionPattern;
   LogicalResult matchAndRewrite(GroupQueryAttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    DenseIntElementsAttr totalAttr;
-    if (!matchPattern(op.getTotalSequenceLength(), m_Constant(&totalAttr)) ||
-        totalAttr.getNumElements() != 1)
-      return rewriter.notifyMatchFailure(
-          op, "total_sequence_length is not known when compiling");
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     auto qt = typeOf(op.getQuery());
@@ -1065,8 +1058,37 @@ struct GroupQueryAttentionLowering
     int64_t n = op.getNumHeads(), kvn = op.getKvNumHeads();
     auto presentType = cast<RankedTensorType>(op.getPresentKey().getType());
     int64_t T = presentType.getDimSize(2), H = presentType.getDimSize(3);
-    int64_t total = (*totalAttr.value_begin<APInt>()).getSExtValue();
-    bool firstPrompt = S == total;
+    if (ShapedType::isDynamic(H) || qt.isDynamicDim(2))
+      return rewriter.notifyMatchFailure(op, "dynamic head width");
+    // Batch, sequence, cache lengths and total_sequence_length may be known
+    // only at run time: their sizes as index values.
+    Value batchSize = dimValue(rewriter, loc, op.getQuery(), 0);
+    Value seqSize = dimValue(rewriter, loc, op.getQuery(), 1);
+    Value total = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getIndexType(),
+        tensor::ExtractOp::create(
+            rewriter, loc, op.getTotalSequenceLength(),
+            SmallVector<Value>(typeOf(op.getTotalSequenceLength()).getRank(),
+                               indexConst(rewriter, loc, 0))));
+    // The present cache holds max(past, total) positions (onnxruntime).
+    Value presentLen = indexConst(rewriter, loc, T);
+    if (ShapedType::isDynamic(T)) {
+      presentLen = total;
+      if (Value cache = op.getPastKey())
+        presentLen = arith::MaxSIOp::create(rewriter, loc, presentLen,
+                                            dimValue(rewriter, loc, cache, 2));
+    }
+    // The first prompt fills an empty cache: S == total_sequence_length.
+    Value firstPrompt = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq, seqSize, total);
+    Value seqLen64 = arith::IndexCastOp::create(rewriter, loc, i64, seqSize);
+    auto sizesOf = [&](RankedTensorType type, ArrayRef<Value> dims) {
+      SmallVector<Value> sizes;
+      for (auto [i, dim] : llvm::enumerate(dims))
+        if (type.isDynamicDim(i))
+          sizes.push_back(dim);
+      return sizes;
+    };
 
     // Q, K, V as [B, heads, S, H]; a packed query holds all three.
     Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
@@ -1074,9 +1096,14 @@ struct GroupQueryAttentionLowering
       auto part = [&](int64_t offset, int64_t width) -> Value {
         auto t = RankedTensorType::get({B, S, width}, elt);
         return tensor::ExtractSliceOp::create(
-            rewriter, loc, t, op.getQuery(), ValueRange{}, ValueRange{},
-            ValueRange{}, ArrayRef<int64_t>{0, 0, offset}, t.getShape(),
-            ArrayRef<int64_t>{1, 1, 1});
+            rewriter, loc, t, op.getQuery(),
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                                   rewriter.getIndexAttr(0),
+                                   rewriter.getIndexAttr(offset)},
+            ArrayRef<OpFoldResult>{getAsOpFoldResult(batchSize),
+                                   getAsOpFoldResult(seqSize),
+                                   rewriter.getIndexAttr(width)},
+            SmallVector<OpFoldResult>(3, rewriter.getIndexAttr(1)));
       };
       q = part(0, n * H);
       k = part(n * H, kvn * H);
@@ -1098,24 +1125,26 @@ struct GroupQueryAttentionLowering
     Value past = elementwise(
         rewriter, loc, batchType, last,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          if (firstPrompt)
-            return scalarConst(b, l, i64, 0);
-          return arith::SubIOp::create(b, l, a[0],
-                                       scalarConst(b, l, i64, S - 1));
+          Value cached = arith::SubIOp::create(
+              b, l, arith::AddIOp::create(b, l, a[0], scalarConst(b, l, i64, 1)),
+              seqLen64);
+          return arith::SelectOp::create(b, l, firstPrompt,
+                                         scalarConst(b, l, i64, 0), cached);
         });
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
 
     if (op.getDoRotary()) {
       Value pos = op.getPositionIds();
+      auto posType = RankedTensorType::get({B, S}, i64);
       if (!pos)
         pos = parallelGeneric(
-            rewriter, loc, RankedTensorType::get({B, S}, i64), past,
-            {AffineMap::get(2, 0, {d(0)}, ctx)},
+            rewriter, loc, posType, past, {AffineMap::get(2, 0, {d(0)}, ctx)},
             [&](OpBuilder &b, Location l, ValueRange a) -> Value {
               Value s = arith::IndexCastOp::create(
                   b, l, i64, linalg::IndexOp::create(b, l, 1));
               return arith::AddIOp::create(b, l, a[0], s);
-            });
+            },
+            sizesOf(posType, {batchSize, seqSize}));
       q = rotary(rewriter, loc, q, pos, op.getCosCache(), op.getSinCache(),
                  op.getRotaryInterleaved(), n, 0);
       k = rotary(rewriter, loc, k, pos, op.getCosCache(), op.getSinCache(),
@@ -1126,7 +1155,7 @@ struct GroupQueryAttentionLowering
     // t - past_b after that, 0 beyond the last valid position.
     auto present = [&](Value cache, Value now) {
       auto type = RankedTensorType::get({B, kvn, T, H}, elt);
-      int64_t P = cache ? typeOf(cache).getDimSize(2) : 0;
+      Value P = cache ? dimValue(rewriter, loc, cache, 2) : Value();
       return parallelGeneric(
           rewriter, loc, type, past, {AffineMap::get(4, 0, {d(0)}, ctx)},
           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -1140,40 +1169,54 @@ struct GroupQueryAttentionLowering
               return arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, x,
                                            y);
             };
-            auto clamp = [&](Value x, int64_t size) -> Value {
+            auto clamp = [&](Value x, Value size) -> Value {
               Value zero = indexConst(b, l, 0);
-              Value hi = indexConst(b, l, size - 1);
+              Value hi = arith::SubIOp::create(b, l, size, indexConst(b, l, 1));
               return arith::MaxSIOp::create(
                   b, l, zero, arith::MinSIOp::create(b, l, x, hi));
             };
             Value isNew = arith::AndIOp::create(
-                b, l, lt(rel, indexConst(b, l, S)),
+                b, l, lt(rel, seqSize),
                 arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, rel,
                                       indexConst(b, l, 0)));
             Value fresh = tensor::ExtractOp::create(
-                b, l, now, ValueRange{idx[0], idx[1], clamp(rel, S), idx[3]});
+                b, l, now, ValueRange{idx[0], idx[1], clamp(rel, seqSize), idx[3]});
             Value result = arith::SelectOp::create(
                 b, l, isNew, fresh, scalarConst(b, l, elt, 0));
-            if (P > 0) {
-              Value old = tensor::ExtractOp::create(
-                  b, l, cache,
+            if (!cache || getConstantIntValue(P) == 0)
+              return result;
+            Value isOld = arith::AndIOp::create(b, l, lt(idx[2], start),
+                                                lt(idx[2], P));
+            auto readOld = [&](OpBuilder &rb, Location rl) {
+              return tensor::ExtractOp::create(
+                  rb, rl, cache,
                   ValueRange{idx[0], idx[1], clamp(idx[2], P), idx[3]});
-              Value isOld = arith::AndIOp::create(
-                  b, l, lt(idx[2], start), lt(idx[2], indexConst(b, l, P)));
-              result = arith::SelectOp::create(b, l, isOld, old, result);
-            }
-            return result;
-          });
+            };
+            if (getConstantIntValue(P))
+              return arith::SelectOp::create(b, l, isOld, readOld(b, l),
+                                             result);
+            // A cache of run-time length may be empty: read it only where
+            // it holds the position.
+            auto ifOp = scf::IfOp::create(
+                b, l, isOld,
+                [&](OpBuilder &tb, Location tl) {
+                  scf::YieldOp::create(tb, tl, Value(readOld(tb, tl)));
+                },
+                [&](OpBuilder &eb, Location el) {
+                  scf::YieldOp::create(eb, el, result);
+                });
+            return ifOp.getResult(0);
+          },
+          sizesOf(type, {batchSize, Value(), presentLen, Value()}));
     };
     Value pk = present(op.getPastKey(), k);
     Value pv = present(op.getPastValue(), v);
+    auto keepType = RankedTensorType::get({B, 1, S, T}, rewriter.getI1Type());
 
     // Which keys each query sees: [B, 1, S, T].
     int64_t window = op.getLocalWindowSize();
     Value keep = parallelGeneric(
-        rewriter, loc,
-        RankedTensorType::get({B, 1, S, T}, rewriter.getI1Type()),
-        ValueRange{past, last},
+        rewriter, loc, keepType, ValueRange{past, last},
         {AffineMap::get(4, 0, {d(0)}, ctx), AffineMap::get(4, 0, {d(0)}, ctx)},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           auto idx = [&](unsigned i) -> Value {
@@ -1195,7 +1238,8 @@ struct GroupQueryAttentionLowering
                                       from));
           }
           return visible;
-        });
+        },
+        sizesOf(keepType, {batchSize, Value(), seqSize, presentLen}));
 
     MaskSpec m;
     m.keep = keep;
