@@ -132,19 +132,37 @@ def _unpacked(kwargs, feeds):
     return model, plain
 
 
+# Which dims of each input are the batch, sequence, cache and key lengths
+# (named instead of fixed in the dynamic-shape variant of each case).
+SYMBOLIC_DIMS = {"x": {0: "b", 1: "s"}, "q": {0: "b", 1: "s"}, "k": {0: "b", 1: "s"},
+                 "v": {0: "b", 1: "s"}, "pk": {0: "b", 2: "p"}, "pv": {0: "b", 2: "p"},
+                 "past": {1: "b", 3: "p"}, "mask": {0: "b", 1: "t"},
+                 "attn_bias": {2: "s", 3: "t"}, "bias_qk": {2: "s", 3: "t"}}
+
+
+def _with_symbolic_dims(model):
+    """`model` with its batch, sequence and cache dims named, not fixed."""
+    for vi in model.graph.input:
+        for axis, name in SYMBOLIC_DIMS.get(vi.name, {}).items():
+            vi.type.tensor_type.shape.dim[axis].dim_param = name
+    return model
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_contrib_attention_matches_onnxruntime(tmp_path, case):
+def test_contrib_attention_matches_onnxruntime(tmp_path, case, dynamic):
+    import onnx
+
+    import mp
     build, kwargs = CASES[case]
     model, feeds = build(**kwargs)
     if kwargs.get("packed"):
-        import mp
         ref_model, ref_feeds = _unpacked(kwargs, feeds)
         _, want = run_mp_and_onnxruntime(tmp_path, ref_model, ref_feeds)
-        import onnx
-        path = tmp_path / "packed.onnx"
-        onnx.save(model, str(path))
-        got = mp.compile(path).run(feeds)
     else:
-        got, want = run_mp_and_onnxruntime(tmp_path, model, feeds)
+        _, want = run_mp_and_onnxruntime(tmp_path, model, feeds)
+    path = tmp_path / "case.onnx"
+    onnx.save(_with_symbolic_dims(model) if dynamic else model, str(path))
+    got = mp.compile(path, dynamic_shapes=dynamic).run(feeds)
     for (name, g), w in zip(got.items(), want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=f"{case}: {name}")

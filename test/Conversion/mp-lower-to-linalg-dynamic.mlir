@@ -472,3 +472,17 @@ func.func @gqa_dynamic(%q: tensor<?x?x32xf32>, %k: tensor<?x?x16xf32>, %pk: tens
   %0:3 = mp.ms.group_query_attention %q key %k value %k past_key %pk past_value %pk seqlens_k %sl total %t {num_heads = 4 : i64, kv_num_heads = 2 : i64} : (tensor<?x?x32xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?xi32>, tensor<i32>) -> (tensor<?x?x32xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>)
   return %0#0, %0#1 : tensor<?x?x32xf32>, tensor<?x2x?x8xf32>
 }
+
+// -----
+
+// Loss-scaling ops over gradients of run-time size: the unscaled gradient
+// takes the gradient's sizes and the inf/NaN check reduces over all of it.
+// CHECK-LABEL: func.func @unscale_dynamic
+// CHECK-SAME: (%[[S:[^:]+]]: tensor<f32>, %[[G:[^:]+]]: tensor<?x4xf16>)
+// CHECK: %[[N:.+]] = tensor.dim %[[G]], %c0
+// CHECK: tensor.empty(%[[N]]) : tensor<?x4xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[G]] : tensor<?x4xf16>)
+func.func @unscale_dynamic(%s: tensor<f32>, %g: tensor<?x4xf16>) -> (tensor<?x4xf32>, tensor<i1>) {
+  %u, %bad = mp.unscale_and_check %s, %g : tensor<f32>, tensor<?x4xf16> -> (tensor<?x4xf32>), tensor<i1>
+  return %u, %bad : tensor<?x4xf32>, tensor<i1>
+}

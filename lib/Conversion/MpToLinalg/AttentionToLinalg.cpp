@@ -675,23 +675,40 @@ struct MultiHeadAttentionLowering
     int64_t qRank = typeOf(query).getRank();
     if ((qRank == 3 && !key) || (qRank != 3 && qRank != 5))
       return rewriter.notifyMatchFailure(op, "unsupported form");
-    // Dynamic batch and sequence lengths take the materialized scores;
-    // packed inputs need static shapes.
-    if (!allStatic(op) && (qRank == 5 || typeOf(key).getRank() == 5 ||
-                           kernels == AttentionKernels::GpuFlash))
+    Value packedInput = qRank == 5 ? query
+                        : key && typeOf(key).getRank() == 5 ? key
+                                                             : Value();
+    if (packedInput && (typeOf(packedInput).isDynamicDim(2) ||
+                        typeOf(packedInput).isDynamicDim(4)))
+      return rewriter.notifyMatchFailure(op, "packed heads of run-time size");
+    // Checked before any IR is built: a pattern that fails after changing
+    // the IR keeps the rewrite driver from converging.
+    auto rankOf = [](Value v) { return v ? typeOf(v).getRank() : 0; };
+    if (op.getBias() && (rankOf(key) == 4 || rankOf(value) == 4))
+      return rewriter.notifyMatchFailure(op, "bias with projected K/V");
+    if (Value kp = op.getKeyPaddingMask(); kp && typeOf(kp).getRank() != 2)
+      return rewriter.notifyMatchFailure(op, "key_padding_mask form");
+    // Dynamic batch and sequence lengths take the materialized scores.
+    if (!allStatic(op) && kernels == AttentionKernels::GpuFlash)
       return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     int64_t n = op.getNumHeads();
-    // Part i of a packed [B, L, N, parts, H] input, as [B, L, N*H].
-    auto unpack = [&](Value packed, int64_t i) {
+    // Part i of a packed [B, L, N, parts, H] input, as [B, L, N*H] (batch
+    // and length may be known only at run time; heads and width may not).
+    auto unpack = [&](Value packed, int64_t i) -> Value {
       auto t = typeOf(packed);
       SmallVector<int64_t> shape(t.getShape());
       shape[3] = 1;
-      auto sliceType = RankedTensorType::get(shape, t.getElementType());
+      SmallVector<OpFoldResult> offsets(5, rewriter.getIndexAttr(0)), sizes,
+          strides(5, rewriter.getIndexAttr(1));
+      offsets[3] = rewriter.getIndexAttr(i);
+      for (int64_t d = 0; d < 5; ++d)
+        sizes.push_back(d == 3 ? OpFoldResult(rewriter.getIndexAttr(1))
+                               : getAsOpFoldResult(
+                                     dimValue(rewriter, loc, packed, d)));
       Value part = tensor::ExtractSliceOp::create(
-          rewriter, loc, sliceType, packed, ValueRange{}, ValueRange{},
-          ValueRange{}, ArrayRef<int64_t>{0, 0, 0, i, 0}, shape,
-          ArrayRef<int64_t>{1, 1, 1, 1, 1});
+          rewriter, loc, RankedTensorType::get(shape, t.getElementType()),
+          packed, offsets, sizes, strides);
       return reshapeTo(rewriter, loc, part,
                        RankedTensorType::get({shape[0], shape[1],
                                               shape[2] * shape[4]},
@@ -707,8 +724,6 @@ struct MultiHeadAttentionLowering
     }
     // The projections' biases, [Dq + Dk + Dv], on [B, L, D] inputs.
     if (Value bias = op.getBias()) {
-      if (typeOf(key).getRank() != 3 || typeOf(value).getRank() != 3)
-        return rewriter.notifyMatchFailure(op, "bias with projected K/V");
       int64_t offset = 0;
       auto addBias = [&](Value x) {
         auto t = typeOf(x);
@@ -741,8 +756,6 @@ struct MultiHeadAttentionLowering
     MaskSpec m;
     m.additive = op.getAttentionBias();
     if (Value kp = op.getKeyPaddingMask()) {
-      if (typeOf(kp).getRank() != 2)
-        return rewriter.notifyMatchFailure(op, "key_padding_mask form");
       m.keyPadding = kp;
       m.fill = op.getMaskFilterValue().convertToDouble();
     }
@@ -780,6 +793,13 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
     if (op.getPast() && widths[1] != widths[2])
       return rewriter.notifyMatchFailure(op, "past with K and V of different "
                                              "widths");
+    // K and V of different widths have no stacked cache (onnxruntime
+    // allows them only without one).
+    if (widths[1] != widths[2] && !op.getPresent().use_empty())
+      return rewriter.notifyMatchFailure(
+          op, "a present cache of K and V with different widths");
+    if (Value mask = op.getMaskIndex(); mask && typeOf(mask).getRank() != 2)
+      return rewriter.notifyMatchFailure(op, "mask_index form");
     // qkv[b, s, j] = sum_k x[b, s, k] * w[k, j] (+ bias[j])
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     auto qkvType = RankedTensorType::get({B, S, H3}, f32);
@@ -864,8 +884,6 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
     MaskSpec m;
     m.additive = op.getAttentionBias();
     if (Value mask = op.getMaskIndex()) {
-      if (typeOf(mask).getRank() != 2)
-        return rewriter.notifyMatchFailure(op, "mask_index form");
       m.keyPadding = mask;
       m.fill = op.getMaskFilterValue().convertToDouble();
     }
@@ -878,20 +896,21 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
     auto oneType = RankedTensorType::get(
         {1, B, n, typeOf(k).getDimSize(2), widths[1] / n},
         presentType.getElementType());
-    // K and V of different widths have no stacked cache (onnxruntime
-    // allows them only without one); an unused present stays empty.
+    // Without a stacked cache (K and V of different widths) the unused
+    // present stays empty, sized like the keys.
     Value present;
-    if (widths[1] == widths[2])
+    if (widths[1] == widths[2]) {
       present = tensor::ConcatOp::create(
           rewriter, loc, presentType, 0,
           ValueRange{reshapeTo(rewriter, loc, k, oneType),
                      reshapeTo(rewriter, loc, v, oneType)});
-    else if (op.getPresent().use_empty() && presentType.hasStaticShape())
-      present = tensor::EmptyOp::create(rewriter, loc, presentType.getShape(),
-                                        presentType.getElementType());
-    else
-      return rewriter.notifyMatchFailure(
-          op, "a present cache of K and V with different widths");
+    } else {
+      SmallVector<Value> sizes;
+      for (auto [d, from] : {std::pair<int64_t, int64_t>{1, 0}, {3, 2}})
+        if (presentType.isDynamicDim(d))
+          sizes.push_back(dimValue(rewriter, loc, k, from));
+      present = emptyTensor(rewriter, loc, presentType, sizes);
+    }
     rewriter.replaceOp(op, {mergeHeads(rewriter, loc, out), present});
     return success();
   }

@@ -277,11 +277,9 @@ struct EinsumLowering : public OpRewritePattern<EinsumOp> {
     auto accType = RankedTensorType::get(outType.getShape(), acc);
     SmallVector<Value> outSizes;
     for (int64_t i = 0; i < outType.getRank(); ++i)
-      if (outType.isDynamicDim(i)) {
-        if (!loopSizes[i])
-          return rewriter.notifyMatchFailure(op, "output dim of unknown size");
-        outSizes.push_back(loopSizes[i]);
-      }
+      if (outType.isDynamicDim(i)) // only dims of 1 read a loop without a size
+        outSizes.push_back(loopSizes[i] ? loopSizes[i]
+                                        : indexConst(rewriter, loc, 1));
     Value init = linalg::FillOp::create(
                      rewriter, loc, scalarConst(rewriter, loc, acc, 0),
                      ValueRange{emptyTensor(rewriter, loc, accType, outSizes)})

@@ -63,8 +63,14 @@ struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
       attention = AttentionKernels::Materialized;
     populateMpToLinalgPatterns(patterns, attention);
     tensor::populateDecomposeTensorConcatPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      // A pattern that changed the IR and then failed keeps the driver from
+      // converging: a bug in the lowering, not in the model.
+      getOperation()->emitError()
+          << "the mp to linalg lowering did not converge (an internal "
+             "error: please report it with the model)";
       return signalPassFailure();
+    }
     // Whatever is left names what is missing, node by node.
     bool failedAny = false;
     getOperation().walk([&](Operation *op) {

@@ -47,8 +47,6 @@ struct UnscaleAndCheckLowering : OpRewritePattern<UnscaleAndCheckOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(UnscaleAndCheckOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     Type f32 = rewriter.getF32Type();
     SmallVector<Value> results;
@@ -143,8 +141,6 @@ struct SgdUpdateLowering : OpRewritePattern<SgdUpdateOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SgdUpdateOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     float lr = op.getLr().convertToFloat();
     float momentum = op.getMomentum().convertToFloat();
@@ -182,8 +178,6 @@ struct AdamWUpdateLowering : OpRewritePattern<AdamWUpdateOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AdamWUpdateOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     float lr = op.getLr().convertToFloat();
     float beta1 = op.getBeta1().convertToFloat();
