@@ -422,6 +422,36 @@ def test_generator_ops_over_runtime_lengths(tmp_path):
     assert model.num_variants == 1
 
 
+
+def test_reverse_slices_over_runtime_lengths(tmp_path):
+    """Slice with negative steps on run-time dims (a time reversal, every
+    other frame backwards from the end, out-of-range bounds clamped the
+    ONNX way) next to a forward step on another axis."""
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    cases = {  # output: (starts, ends, axes, steps)
+        "flipped": ([-1], [-(1 << 62)], [2], [-1]),
+        "every_other_back": ([-2, 0], [0, 4], [2, 1], [-2, 2]),
+        "clamped": ([1 << 40, 1], [-100, 3], [2, 0], [-3, 1]),
+    }
+    nodes, init = [], []
+    for name, (starts, ends, axes, steps) in cases.items():
+        for part, values in zip(("starts", "ends", "axes", "steps"), (starts, ends, axes, steps)):
+            init.append(helper.make_tensor(f"{name}_{part}", i64, [len(values)], values))
+        nodes.append(helper.make_node("Slice", ["x"] + [f"{name}_{p}" for p in
+                                                         ("starts", "ends", "axes", "steps")],
+                                      [name]))
+    graph = helper.make_graph(
+        nodes, "reverse", [helper.make_tensor_value_info("x", f, ["n", 4, "t"])],
+        [helper.make_tensor_value_info(n, f, None) for n in cases], initializer=init)
+    path = _save(tmp_path, graph)
+    model = mp.compile(path, dynamic_shapes=True)
+    rng = np.random.default_rng(12)
+    for n, length in [(1, 1), (2, 7), (3, 12)]:
+        feeds = {"x": rng.standard_normal((n, 4, length)).astype(np.float32)}
+        _assert_matches_ort(model.run(feeds), path, feeds, 0, (n, length))
+    assert model.num_variants == 1
+
+
 SHARED_MODELS = REPO.parent / "shared" / "models"
 
 

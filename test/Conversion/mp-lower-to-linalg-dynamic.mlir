@@ -486,3 +486,29 @@ func.func @unscale_dynamic(%s: tensor<f32>, %g: tensor<?x4xf16>) -> (tensor<?x4x
   %u, %bad = mp.unscale_and_check %s, %g : tensor<f32>, tensor<?x4xf16> -> (tensor<?x4xf32>), tensor<i1>
   return %u, %bad : tensor<?x4xf32>, tensor<i1>
 }
+
+// -----
+
+// A reversed Slice of a run-time length: the start clamps to [0, L - 1],
+// the end to [-1, L - 1], and output element i reads start - i.
+// CHECK-LABEL: func.func @slice_reverse_dynamic
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x4xf32>)
+// CHECK: %[[L:.+]] = tensor.dim %[[X]], %c0
+// CHECK: %[[LAST:.+]] = arith.subi %[[L]], %c1 : index
+// CHECK: %[[S0:.+]] = arith.minsi %{{.+}}, %[[LAST]] : index
+// CHECK: %[[S:.+]] = arith.maxsi %[[S0]], %c0 : index
+// CHECK: %[[E:.+]] = arith.maxsi %{{.+}}, %c-1 : index
+// CHECK: %[[SPAN:.+]] = arith.subi %[[S]], %[[E]] : index
+// CHECK: %[[N:.+]] = arith.maxsi %[[SPAN]], %c0 : index
+// CHECK: tensor.empty(%[[N]]) : tensor<?x4xf32>
+// CHECK: %[[I:.+]] = linalg.index 0 : index
+// CHECK: %[[FROM:.+]] = arith.subi %[[S]], %[[I]] : index
+// CHECK: tensor.extract %{{.+}}[%[[FROM]], %{{.+}}] : tensor<?x4xf32>
+func.func @slice_reverse_dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %s = mp.constant dense<[-1]> : tensor<1xi64>
+  %e = mp.constant dense<[-9223372036854775807]> : tensor<1xi64>
+  %a = mp.constant dense<[0]> : tensor<1xi64>
+  %st = mp.constant dense<[-1]> : tensor<1xi64>
+  %0 = mp.slice %x, %s, %e axes %a steps %st : (tensor<?x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}

@@ -349,6 +349,8 @@ struct SliceLowering : public OpRewritePattern<SliceOp> {
       axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
     if (!steps)
       steps = SmallVector<int64_t>(starts->size(), 1);
+    if (llvm::is_contained(*steps, 0))
+      return rewriter.notifyMatchFailure(op, "a step of 0");
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
@@ -358,34 +360,86 @@ struct SliceLowering : public OpRewritePattern<SliceOp> {
                           ? OpFoldResult(dimValue(b, loc, op.getInput(), d))
                           : OpFoldResult(b.getIndexAttr(in.getDimSize(d))));
     Value zero = indexConst(b, loc, 0);
+    auto clamp = [&](Value x, Value lo, Value hi) -> Value {
+      return arith::MaxSIOp::create(b, loc, lo,
+                                    arith::MinSIOp::create(b, loc, x, hi));
+    };
+    // ONNX: negative bounds count from the end.
+    auto fromEnd = [&](int64_t v, Value dim) -> Value {
+      constexpr int64_t kFar = int64_t(1) << 62;
+      return v < 0 ? Value(arith::AddIOp::create(
+                         b, loc, dim, indexConst(b, loc, std::max(v, -kFar))))
+                   : indexConst(b, loc, std::min(v, kFar));
+    };
+    // Reversed axes: their first index and step, read element by element
+    // after the forward slice.
+    SmallVector<std::pair<int64_t, Value>> reversed;
+    SmallVector<int64_t> reversedSteps;
     for (auto [i, a] : llvm::enumerate(*axes)) {
       int64_t axis = a < 0 ? a + rank : a, step = (*steps)[i];
-      if (step <= 0 && in.isDynamicDim(axis))
-        return rewriter.notifyMatchFailure(op, "reverse slice of a dynamic dim");
-      if (step <= 0)
-        return rewriter.notifyMatchFailure(op, "reverse slice");
       Value dim = dimValue(b, loc, op.getInput(), axis);
-      // ONNX: negative bounds count from the end; both clamp to [0, dim].
-      auto bound = [&](int64_t v) -> Value {
-        Value x = v < 0 ? Value(arith::AddIOp::create(
-                              b, loc, dim, indexConst(b, loc, std::max<int64_t>(
-                                                                 v, -(int64_t(1) << 62)))))
-                        : indexConst(b, loc, std::min<int64_t>(v, int64_t(1) << 62));
-        return arith::MaxSIOp::create(
-            b, loc, zero, arith::MinSIOp::create(b, loc, x, dim));
-      };
-      Value s = bound((*starts)[i]), e = bound((*ends)[i]);
-      // ceil((e - s) / step), at least 0.
+      Value s = fromEnd((*starts)[i], dim), e = fromEnd((*ends)[i], dim);
+      if (step > 0) {
+        // Both bounds clamp to [0, dim]; ceil((e - s) / step), at least 0.
+        s = clamp(s, zero, dim);
+        e = clamp(e, zero, dim);
+        Value span = arith::MaxSIOp::create(
+            b, loc, zero, arith::SubIOp::create(b, loc, e, s));
+        offsets[axis] = s;
+        sizes[axis] = Value(arith::CeilDivSIOp::create(
+            b, loc, span, indexConst(b, loc, step)));
+        strides[axis] = b.getIndexAttr(step);
+        continue;
+      }
+      // The start clamps to [0, dim - 1], the end to [-1, dim - 1];
+      // ceil((s - e) / -step) elements, at least 0.
+      Value last = arith::SubIOp::create(b, loc, dim, indexConst(b, loc, 1));
+      s = clamp(s, zero, last);
+      e = clamp(e, indexConst(b, loc, -1), last);
       Value span = arith::MaxSIOp::create(
-          b, loc, zero, arith::SubIOp::create(b, loc, e, s));
-      Value n = arith::CeilDivSIOp::create(b, loc, span,
-                                           indexConst(b, loc, step));
-      offsets[axis] = s;
-      sizes[axis] = n;
-      strides[axis] = b.getIndexAttr(step);
+          b, loc, zero, arith::SubIOp::create(b, loc, s, e));
+      sizes[axis] = Value(arith::CeilDivSIOp::create(
+          b, loc, span, indexConst(b, loc, -step)));
+      reversed.push_back({axis, s});
+      reversedSteps.push_back(step);
     }
-    Value r = tensor::ExtractSliceOp::create(b, loc, op.getInput(), offsets,
-                                             sizes, strides);
+    Value r = op.getInput();
+    if (reversed.empty()) {
+      r = tensor::ExtractSliceOp::create(b, loc, r, offsets, sizes, strides);
+    } else {
+      // Forward axes sliced first (reversed ones whole), then each output
+      // element reads its source along the reversed axes.
+      SmallVector<OpFoldResult> forwardSizes(sizes);
+      for (auto [axis, start] : reversed)
+        forwardSizes[axis] = getAsOpFoldResult(dimValue(b, loc, r, axis));
+      r = tensor::ExtractSliceOp::create(b, loc, r, offsets, forwardSizes,
+                                         strides);
+      SmallVector<int64_t> shape;
+      SmallVector<Value> dynSizes;
+      for (OpFoldResult size : sizes) {
+        std::optional<int64_t> c = getConstantIntValue(size);
+        shape.push_back(c ? *c : ShapedType::kDynamic);
+        if (!c)
+          dynSizes.push_back(cast<Value>(size));
+      }
+      Value source = r;
+      r = parallelGeneric(
+          b, loc, RankedTensorType::get(shape, in.getElementType()), {}, {},
+          [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+            SmallVector<Value> at;
+            for (int64_t d = 0; d < rank; ++d)
+              at.push_back(linalg::IndexOp::create(nb, l, d));
+            for (auto [k, rev] : llvm::enumerate(reversed)) {
+              auto [axis, start] = rev;
+              at[axis] = arith::AddIOp::create(
+                  nb, l, start,
+                  arith::MulIOp::create(nb, l, at[axis],
+                                        indexConst(nb, l, reversedSteps[k])));
+            }
+            return tensor::ExtractOp::create(nb, l, source, at);
+          },
+          dynSizes);
+    }
     if (r.getType() != type)
       r = tensor::CastOp::create(b, loc, type, r);
     rewriter.replaceOp(op, r);
