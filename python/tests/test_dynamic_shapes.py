@@ -200,18 +200,19 @@ def test_rank_and_static_dims_still_checked():
 
 
 def test_op_without_dynamic_lowering_is_named(tmp_path):
-    """An op in a form that has no dynamic-shape lowering yet (ceil-mode
-    pooling over a run-time length, whose last window depends on the length)
-    is named with its node, and the error says how to pin the shapes."""
+    """An op in a form that has no dynamic-shape lowering (a Conv whose
+    input channels are known only at run time) is named with its node, and
+    the error says how to pin the shapes."""
     f = TensorProto.FLOAT
+    w = numpy_helper.from_array(
+        np.random.default_rng(5).standard_normal((3, 2, 3)).astype(np.float32), "w")
     graph = helper.make_graph(
-        [helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2], strides=[2],
-                          ceil_mode=1, name="the_pool")],
-        "pool", [helper.make_tensor_value_info("x", f, [1, 2, "t"])],
-        [helper.make_tensor_value_info("y", f, None)])
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="the_conv")],
+        "conv", [helper.make_tensor_value_info("x", f, [1, "c", "t"])],
+        [helper.make_tensor_value_info("y", f, None)], initializer=[w])
     path = _save(tmp_path, graph)
     model = mp.compile(path, dynamic_shapes=True)
-    with pytest.raises(mp.Error, match=r"cannot lower 'mp.average_pool' \(node 'the_pool'\): "
+    with pytest.raises(mp.Error, match=r"cannot lower 'mp.conv' \(node 'the_conv'\): "
                                        r"its shapes are dynamic and it has no "
                                        r"dynamic-shape lowering yet"):
         model.run({"x": np.zeros((1, 2, 5), np.float32)})
@@ -330,7 +331,8 @@ def test_conv_pad_slice_expand_range_at_run_time(tmp_path):
 def test_vocoder_ops_over_runtime_lengths(tmp_path):
     """The ops of convolutional vocoders over run-time batch and length,
     compiled once: ConvTranspose (stride, padding, output_padding, groups),
-    MaxPool with indices, AveragePool with and without counting pads,
+    MaxPool with indices, AveragePool with and without counting pads, both
+    in ceil mode,
     GlobalAveragePool, Instance-, Group- and BatchNormalization, Tile and
     Trilu."""
     f, i64 = TensorProto.FLOAT, TensorProto.INT64
@@ -355,6 +357,10 @@ def test_vocoder_ops_over_runtime_lengths(tmp_path):
         helper.make_node("AveragePool", ["x"], ["ap"], kernel_shape=[3], pads=[1, 1]),
         helper.make_node("AveragePool", ["x"], ["api"], kernel_shape=[2], strides=[2],
                          pads=[1, 0], count_include_pad=1),
+        helper.make_node("MaxPool", ["x"], ["mpc"], kernel_shape=[3], strides=[2],
+                         ceil_mode=1),
+        helper.make_node("AveragePool", ["x"], ["apc"], kernel_shape=[3], strides=[3],
+                         pads=[1, 1], ceil_mode=1),
         helper.make_node("GlobalAveragePool", ["x"], ["gap"]),
         helper.make_node("Concat", ["up", "up"], ["up6"], axis=1),
         helper.make_node("InstanceNormalization", ["up6", "s6", "b6"], ["inorm"]),
@@ -364,15 +370,15 @@ def test_vocoder_ops_over_runtime_lengths(tmp_path):
         helper.make_node("Tile", ["x", "reps"], ["tiled"]),
         helper.make_node("Trilu", ["x", "k"], ["tri"], upper=0),
     ]
-    outs = ["up", "upg", "mp", "mpi", "ap", "api", "gap", "inorm", "gnorm", "bnorm",
-            "tiled", "tri"]
+    outs = ["up", "upg", "mp", "mpi", "ap", "api", "mpc", "apc", "gap", "inorm", "gnorm",
+            "bnorm", "tiled", "tri"]
     graph = helper.make_graph(
         nodes, "vocoder", [helper.make_tensor_value_info("x", f, ["n", 4, "t"])],
         [helper.make_tensor_value_info(n, i64 if n == "mpi" else f, None) for n in outs],
         initializer=init)
     path = _save(tmp_path, graph, opset=18)
     model = mp.compile(path, dynamic_shapes=True)
-    for n, length in [(1, 9), (2, 16), (3, 4)]:
+    for n, length in [(1, 9), (2, 16), (3, 4), (1, 5)]:
         feeds = {"x": rng.standard_normal((n, 4, length)).astype(np.float32)}
         _assert_matches_ort(model.run(feeds), path, feeds, 1e-4, (n, length))
     assert model.num_variants == 1

@@ -333,16 +333,15 @@ func.func @conv_transpose_dynamic(%x: tensor<?x4x?xf32>, %w: tensor<4x2x3xf32>) 
 
 // -----
 
-// MaxPool over a run-time length: (padded - 3) / 2 + 1 windows, and the
-// indices flatten with the input's run-time length.
+// MaxPool over a run-time length: floor((L + 2 - 3) / 2) + 1 windows, and
+// the indices flatten with the input's run-time length.
 // CHECK-LABEL: func.func @max_pool_dynamic
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<?x3x?xf32>)
 // CHECK: %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1] high[0, 0, 1]
 // CHECK: %[[L:.+]] = tensor.dim %[[X]], %c2
 // CHECK: %[[L64:.+]] = arith.index_cast %[[L]] : index to i64
-// CHECK: %[[PL:.+]] = tensor.dim %[[P]], %c2
-// CHECK: %[[SPAN:.+]] = arith.subi %[[PL]], %c3 : index
-// CHECK: %[[Q:.+]] = arith.divsi %[[SPAN]], %c2 : index
+// CHECK: %[[SPAN:.+]] = arith.addi %[[L]], %c-1 : index
+// CHECK: %[[Q:.+]] = arith.floordivsi %[[SPAN]], %c2 : index
 // CHECK: %[[OL:.+]] = arith.addi %[[Q]], %c1 : index
 // CHECK: tensor.empty(%{{.+}}, %[[OL]]) : tensor<?x3x?xf32>
 // CHECK: tensor.empty(%{{.+}}, %[[OL]]) : tensor<?x3x?xi64>
@@ -511,4 +510,26 @@ func.func @slice_reverse_dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %st = mp.constant dense<[-1]> : tensor<1xi64>
   %0 = mp.slice %x, %s, %e axes %a steps %st : (tensor<?x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// Ceil-mode pooling over a run-time length: the end pad grows by stride - 1
+// (the most the last window can overhang), and the window count rounds up
+// unless the last window would start past the input and the begin pad.
+// CHECK-LABEL: func.func @ceil_pool_dynamic
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<1x3x?xf32>)
+// CHECK: tensor.pad %[[X]] low[0, 0, 0] high[0, 0, 1]
+// CHECK: %[[L:.+]] = tensor.dim %[[X]], %c2
+// CHECK: %[[SPAN:.+]] = arith.addi %[[L]], %c-2 : index
+// CHECK: %[[Q:.+]] = arith.ceildivsi %[[SPAN]], %c2 : index
+// CHECK: %[[START:.+]] = arith.muli %[[Q]], %c2 : index
+// CHECK: %[[BEYOND:.+]] = arith.cmpi sge, %[[START]], %[[L]] : index
+// CHECK: %[[LESS:.+]] = arith.subi %[[Q]], %c1 : index
+// CHECK: %[[STEPS:.+]] = arith.select %[[BEYOND]], %[[LESS]], %[[Q]] : index
+// CHECK: %[[OL:.+]] = arith.addi %[[STEPS]], %c1 : index
+// CHECK: tensor.empty(%[[OL]]) : tensor<1x3x?xf32>
+func.func @ceil_pool_dynamic(%x: tensor<1x3x?xf32>) -> tensor<1x3x?xf32> {
+  %o = mp.average_pool %x {ceil_mode = true, dilations = array<i64: 1>, kernel_shape = array<i64: 2>, pads = array<i64: 0, 0>, strides = array<i64: 2>} : (tensor<1x3x?xf32>) -> tensor<1x3x?xf32>
+  return %o : tensor<1x3x?xf32>
 }

@@ -22,10 +22,10 @@ func.func @rotary_packed(%x: tensor<1x4x32xf32>, %pos: tensor<1xi64>, %cos: tens
 
 // -----
 
-// Ceil-mode pooling over a run-time length is refused (its extra window
-// depends on the length), with the node named.
-func.func @ceil_pool_dynamic(%x: tensor<1x3x?xf32>) -> tensor<1x3x?xf32> {
-  %o = mp.average_pool %x {ceil_mode = true, dilations = array<i64: 1>, kernel_shape = array<i64: 2>, pads = array<i64: 0, 0>, strides = array<i64: 2>} : (tensor<1x3x?xf32>) -> tensor<1x3x?xf32> loc("ceil_pool")
-  return %o : tensor<1x3x?xf32>
+// A Conv whose input channels are known only at run time is refused (the
+// weights fix them), with the node named.
+func.func @conv_dynamic_channels(%x: tensor<1x?x8xf32>, %w: tensor<3x2x3xf32>) -> tensor<1x3x6xf32> {
+  %0 = mp.conv %x, %w {dilations = array<i64: 1>, group = 1 : i64, kernel_shape = array<i64: 3>, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x?x8xf32>, tensor<3x2x3xf32>) -> tensor<1x3x6xf32> loc("conv_node")
+  return %0 : tensor<1x3x6xf32>
 }
-// CHECK: error: {{.*}}cannot lower 'mp.average_pool' (node 'ceil_pool'): its shapes are dynamic and it has no dynamic-shape lowering yet
+// CHECK: error: {{.*}}cannot lower 'mp.conv' (node 'conv_node'): its shapes are dynamic and it has no dynamic-shape lowering yet

@@ -76,10 +76,12 @@ struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
     getOperation().walk([&](Operation *op) {
       if (!isa<MpDialect>(op->getDialect()))
         return;
-      bool dynamic = llvm::any_of(op->getResultTypes(), [](Type t) {
+      auto isDynamic = [](Type t) {
         auto r = dyn_cast<RankedTensorType>(t);
         return r && !r.hasStaticShape();
-      });
+      };
+      bool dynamic = llvm::any_of(op->getResultTypes(), isDynamic) ||
+                     llvm::any_of(op->getOperandTypes(), isDynamic);
       std::string node = onnxNodeName(op);
       emitError(op->getLoc()) << "cannot lower '" << op->getName() << "'"
                       << (node.empty() ? "" : " (node '" + node + "')") << ": "

@@ -315,13 +315,10 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
     auto outType = cast<RankedTensorType>(op->getResult(0).getType());
     auto xt = typeOf(op.getInput());
     int64_t spatial = outType.getRank() - 2;
-    // Dynamic spatial dims: floor mode only (ceil mode's extra window
-    // depends on the run-time size).
     bool dynamicSpatial = false;
     for (int64_t i = 2; i < xt.getRank(); ++i)
       dynamicSpatial |= xt.isDynamicDim(i) || outType.isDynamicDim(i);
-    if (dynamicSpatial && op.getCeilMode())
-      return rewriter.notifyMatchFailure(op, "ceil_mode on dynamic dims");
+    bool ceilMode = op.getCeilMode();
     ArrayRef<int64_t> pads = op.getPads(), kernel = op.getKernelShape();
     ArrayRef<int64_t> strides = op.getStrides(), dil = op.getDilations();
     Type elt = outType.getElementType();
@@ -330,8 +327,10 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
     // Ceil mode can read past the end pad: pad enough for every window.
     SmallVector<int64_t> low(pads.take_front(spatial)), high;
     for (int64_t i = 0; i < spatial; ++i) {
+      // Over run-time sizes, ceil mode's last window ends at most
+      // stride - 1 past the end pad.
       if (dynamicSpatial) {
-        high.push_back(pads[spatial + i]);
+        high.push_back(pads[spatial + i] + (ceilMode ? strides[i] - 1 : 0));
         continue;
       }
       int64_t need = (outType.getDimSize(2 + i) - 1) * strides[i] +
@@ -344,7 +343,9 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
       padValue = (double)std::numeric_limits<int64_t>::min();
     Value x = padSpatial(rewriter, loc, op.getInput(), low, high, padValue);
     // Run-time sizes: the input's dims (i64, for the index math in the
-    // bodies) and the output's dynamic ones, floor((padded - window) / s) + 1.
+    // bodies) and the output's dynamic ones: (in + pads - window) / s + 1,
+    // rounded down, or up in ceil mode unless the last window would start
+    // past the input and the begin pad.
     SmallVector<Value> inDims, outSizes;
     for (int64_t d = 0; d < xt.getRank(); ++d)
       inDims.push_back(arith::IndexCastOp::create(
@@ -353,17 +354,29 @@ template <typename OpTy> struct PoolLowering : public OpRewritePattern<OpTy> {
     for (int64_t d = 0; d < outType.getRank(); ++d) {
       if (!outType.isDynamicDim(d))
         continue;
-      Value size = dimValue(rewriter, loc, x, d);
+      Value size = dimValue(rewriter, loc, op.getInput(), d);
       if (d >= 2) {
         int64_t i = d - 2;
-        Value span = arith::SubIOp::create(
+        auto c = [&](int64_t v) { return indexConst(rewriter, loc, v); };
+        Value span = arith::AddIOp::create(
             rewriter, loc, size,
-            indexConst(rewriter, loc, (kernel[i] - 1) * dil[i] + 1));
-        size = arith::AddIOp::create(
-            rewriter, loc,
-            arith::DivSIOp::create(rewriter, loc, span,
-                                   indexConst(rewriter, loc, strides[i])),
-            indexConst(rewriter, loc, 1));
+            c(pads[i] + pads[spatial + i] - (kernel[i] - 1) * dil[i] - 1));
+        Value steps =
+            ceilMode ? Value(arith::CeilDivSIOp::create(rewriter, loc, span,
+                                                        c(strides[i])))
+                     : Value(arith::FloorDivSIOp::create(rewriter, loc, span,
+                                                         c(strides[i])));
+        if (ceilMode) {
+          Value lastStart =
+              arith::MulIOp::create(rewriter, loc, steps, c(strides[i]));
+          Value beyond = arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::sge, lastStart,
+              arith::AddIOp::create(rewriter, loc, size, c(pads[i])));
+          steps = arith::SelectOp::create(
+              rewriter, loc, beyond,
+              arith::SubIOp::create(rewriter, loc, steps, c(1)), steps);
+        }
+        size = arith::AddIOp::create(rewriter, loc, steps, c(1));
       }
       outSizes.push_back(size);
     }
