@@ -387,18 +387,27 @@ def test_vocoder_ops_over_runtime_lengths(tmp_path):
 
 def test_generator_ops_over_runtime_lengths(tmp_path):
     """Upsampling and token-selection ops over run-time batch and length,
-    compiled once: Resize by constant scales (nearest and linear, the
-    length resized), Einsum with a broadcast ellipsis dim that is 1 at run
+    compiled once: Resize by constant scales along the length (nearest,
+    linear; half_pixel, align_corners, pytorch_half_pixel,
+    half_pixel_symmetric coordinates), Einsum with a broadcast ellipsis dim that is 1 at run
     time, ArgMax, CumSum, GatherElements, GatherND and ScatterND (with
     add)."""
     f, i64 = TensorProto.FLOAT, TensorProto.INT64
     rng = np.random.default_rng(10)
     init = [helper.make_tensor("scales", f, [3], [1.0, 1.0, 2.0]),
             helper.make_tensor("scales_lin", f, [3], [1.0, 1.0, 1.5]),
+
             helper.make_tensor("axis", i64, [], [2])]
     nodes = [
         helper.make_node("Resize", ["x", "", "scales"], ["up_nearest"], mode="nearest"),
         helper.make_node("Resize", ["x", "", "scales_lin"], ["up_linear"], mode="linear"),
+        helper.make_node("Resize", ["x", "", "scales"], ["up_corners"], mode="linear",
+                         coordinate_transformation_mode="align_corners"),
+        helper.make_node("Resize", ["x", "", "scales_lin"], ["up_pytorch"], mode="linear",
+                         coordinate_transformation_mode="pytorch_half_pixel"),
+        helper.make_node("Resize", ["x", "", "scales_lin"], ["up_symmetric"], mode="linear",
+                         coordinate_transformation_mode="half_pixel_symmetric"),
+
         helper.make_node("Einsum", ["x", "w"], ["mixed"], equation="...ij,...jk->...ik"),
         helper.make_node("ArgMax", ["x"], ["best"], axis=2, keepdims=1),
         helper.make_node("CumSum", ["x", "axis"], ["running"]),
@@ -414,8 +423,8 @@ def test_generator_ops_over_runtime_lengths(tmp_path):
          helper.make_tensor_value_info("idx", i64, ["n", 4, "k"]),
          helper.make_tensor_value_info("rows", i64, ["p", 2])],
         [helper.make_tensor_value_info(n, i64 if n == "best" else f, None)
-         for n in ("up_nearest", "up_linear", "mixed", "best", "running", "picked",
-                   "rows_out", "scattered")],
+         for n in ("up_nearest", "up_linear", "up_corners", "up_pytorch", "up_symmetric",
+                   "mixed", "best", "running", "picked", "rows_out", "scattered")],
         initializer=init)
     path = _save(tmp_path, graph, opset=18)
     model = mp.compile(path, dynamic_shapes=True)
@@ -456,6 +465,33 @@ def test_reverse_slices_over_runtime_lengths(tmp_path):
         feeds = {"x": rng.standard_normal((n, 4, length)).astype(np.float32)}
         _assert_matches_ort(model.run(feeds), path, feeds, 0, (n, length))
     assert model.num_variants == 1
+
+
+
+def test_crop_and_resize_over_runtime_lengths(tmp_path):
+    """Resize with tf_crop_and_resize coordinates along a run-time length
+    gives what the same model specialized to each shape gives (the ONNX
+    node tests check that one). onnxruntime is no reference here: it sizes
+    the crop by the integer output length where the ONNX reference takes
+    scale * length, and skips resizing when every scale is 1."""
+    f = TensorProto.FLOAT
+    init = [helper.make_tensor("scales", f, [3], [1.0, 1.0, 0.6]),
+            helper.make_tensor("roi", f, [6], [0, 0, -0.2, 1, 1, 0.9])]
+    graph = helper.make_graph(
+        [helper.make_node("Resize", ["x", "roi", "scales"], ["crop"], mode="linear",
+                          coordinate_transformation_mode="tf_crop_and_resize",
+                          extrapolation_value=-2.0)],
+        "crop", [helper.make_tensor_value_info("x", f, [1, 4, "t"])],
+        [helper.make_tensor_value_info("crop", f, None)], initializer=init)
+    path = _save(tmp_path, graph, opset=18)
+    dynamic, specialized = mp.compile(path, dynamic_shapes=True), mp.compile(path)
+    rng = np.random.default_rng(13)
+    for length in (1, 2, 9, 16):
+        feeds = {"x": rng.standard_normal((1, 4, length)).astype(np.float32)}
+        got, want = dynamic.run(feeds)["crop"], specialized.run(feeds)["crop"]
+        assert got.shape == want.shape, length
+        np.testing.assert_array_equal(got, want, err_msg=f"length {length}")
+    assert dynamic.num_variants == 1
 
 
 SHARED_MODELS = REPO.parent / "shared" / "models"

@@ -1,12 +1,12 @@
 // RUN: not mp-opt %s -split-input-file --mp-lower-to-linalg 2>&1 | FileCheck %s
 
 // Forms without a dynamic-shape lowering yet are reported with the node
-// name when their shapes are dynamic: Resize with align_corners over a
-// run-time length (its coordinates need the output length).
-func.func @dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x?xf32> {
-  %scales = mp.constant dense<[1.0, 1.0, 2.0]> : tensor<3xf32>
-  %0 = mp.resize %x scales %scales {mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x4x?xf32>, tensor<3xf32>) -> tensor<1x4x?xf32> loc("resize_node")
-  return %0 : tensor<1x4x?xf32>
+// name when their shapes are dynamic: Resize to constant sizes over a
+// run-time length (its scale would be a run-time value).
+func.func @dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x16xf32> {
+  %sizes = mp.constant dense<[1, 4, 16]> : tensor<3xi64>
+  %0 = mp.resize %x sizes %sizes {mode = "linear"} : (tensor<1x4x?xf32>, tensor<3xi64>) -> tensor<1x4x16xf32> loc("resize_node")
+  return %0 : tensor<1x4x16xf32>
 }
 // CHECK: error: {{.*}}cannot lower 'mp.resize' (node 'resize_node'): its shapes are dynamic and it has no dynamic-shape lowering yet (pin the graph inputs with --mp-specialize-shapes or --input-shape)
 

@@ -35,6 +35,9 @@ struct AxisPlan {
   double roiStart = 0, roiEnd = 1;
   /// The input size (i64), a constant when static.
   Value inSizeValue = Value();
+  /// The input width, the float output width (scale * input) and the
+  /// output size, as f64 (constants when static).
+  Value inW = Value(), outW = Value(), outSizeF = Value();
 };
 
 /// Neighbour indices (already clamped to the edge) and their weights.
@@ -103,18 +106,18 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
     for (auto [i, a] : llvm::enumerate(axes)) {
       if (scale[a] == 1.0 && !crop)
         continue; // the identity in every mode
-      // A resized axis of run-time size: constant scales and a coordinate
-      // transformation that needs only the scale.
-      if (in.isDynamicDim(a) &&
-          (!scales || (ctm != "half_pixel" && ctm != "asymmetric" &&
-                       ctm != "tf_half_pixel_for_nn")))
-        return rewriter.notifyMatchFailure(
-            op, "a resized dynamic dim needs constant scales and half_pixel, "
-                "asymmetric or tf_half_pixel_for_nn");
       AxisPlan p{a, scale[a], in.getDimSize(a), out.getDimSize(a)};
+      // Sizes as values, known at run time on dynamic axes.
+      Type f64 = rewriter.getF64Type();
       p.inSizeValue = arith::IndexCastOp::create(
           rewriter, loc, rewriter.getI64Type(),
           dimValue(rewriter, loc, op.getInput(), a));
+      p.inW = arith::SIToFPOp::create(rewriter, loc, f64, p.inSizeValue);
+      p.outW = arith::MulFOp::create(rewriter, loc, p.inW,
+                                     scalarConst(rewriter, loc, f64, scale[a]));
+      p.outSizeF = ShapedType::isDynamic(p.outSize)
+                       ? Value(math::FloorOp::create(rewriter, loc, p.outW))
+                       : scalarConst(rewriter, loc, f64, p.outSize);
       if (crop) {
         p.roiStart = (*roi)[i];
         p.roiEnd = (*roi)[axes.size() + i];
@@ -211,33 +214,41 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
     auto mul = [&](Value x, Value y) -> Value {
       return arith::MulFOp::create(b, l, x, y);
     };
+    auto div = [&](Value x, Value y) -> Value {
+      return arith::DivFOp::create(b, l, x, y);
+    };
+    auto select = [&](Value cond, Value x, Value y) -> Value {
+      return arith::SelectOp::create(b, l, cond, x, y);
+    };
     Value xo = arith::SIToFPOp::create(
         b, l, f64, arith::IndexCastOp::create(b, l, b.getI64Type(), o));
-    double inW = p.inSize, outW = p.scale * p.inSize; // float output width
+    // Widths as values (constants, folded, when the axis is static).
+    Value inW = p.inW, outW = p.outW; // outW: the float output width
+    Value inLast = sub(inW, c(1)), outLast = sub(outW, c(1));
+    Value oneWide =
+        arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, outW, c(1));
     Taps t;
     // The input coordinate of output coordinate xo.
     Value xi;
     Value halfPixel = sub(mul(add(xo, c(0.5)), c(1.0 / p.scale)), c(0.5));
     if (ctm == "align_corners")
-      xi = outW == 1 ? c(0) : mul(xo, c((inW - 1) / (outW - 1)));
+      xi = select(oneWide, c(0), mul(xo, div(inLast, outLast)));
     else if (ctm == "asymmetric")
       xi = mul(xo, c(1.0 / p.scale));
     else if (ctm == "tf_half_pixel_for_nn") // opset 11
       xi = mul(add(xo, c(0.5)), c(1.0 / p.scale));
     else if (ctm == "pytorch_half_pixel")
-      xi = outW == 1 ? c(-0.5) : halfPixel;
+      xi = select(oneWide, c(-0.5), halfPixel);
     else if (ctm == "half_pixel_symmetric") {
-      double adjustment = p.outSize / outW, center = inW / 2;
-      xi = add(c(center * (1 - adjustment)), halfPixel);
+      Value adjustment = div(p.outSizeF, outW), center = div(inW, c(2));
+      xi = add(mul(center, sub(c(1), adjustment)), halfPixel);
     } else if (ctm == "tf_crop_and_resize") {
-      xi = outW == 1 ? c((p.roiEnd - p.roiStart) * (inW - 1) / 2)
-                     : mul(xo, c((p.roiEnd - p.roiStart) * (inW - 1) /
-                                 (outW - 1)));
-      xi = add(xi, c(p.roiStart * (inW - 1)));
+      Value span = mul(c(p.roiEnd - p.roiStart), inLast);
+      xi = select(oneWide, div(span, c(2)), mul(xo, div(span, outLast)));
+      xi = add(xi, mul(c(p.roiStart), inLast));
       t.outside = arith::OrIOp::create(
           b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, xi, c(0)),
-          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, xi,
-                                c(inW - 1)));
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, xi, inLast));
     } else {
       xi = halfPixel;
     }
