@@ -494,6 +494,38 @@ def test_crop_and_resize_over_runtime_lengths(tmp_path):
     assert dynamic.num_variants == 1
 
 
+
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+def test_tensor_scatter_over_runtime_lengths(tmp_path, mode):
+    """TensorScatter-24 (a KV cache written at per-batch positions) over
+    run-time batch, cache and update lengths, an empty update included,
+    against the ONNX reference implementation."""
+    from onnx.reference import ReferenceEvaluator
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    graph = helper.make_graph(
+        [helper.make_node("TensorScatter", ["cache", "update", "at"], ["out"], axis=-2,
+                          mode=mode)],
+        "scatter", [helper.make_tensor_value_info("cache", f, ["b", 2, "p", 4]),
+                    helper.make_tensor_value_info("update", f, ["b", 2, "s", 4]),
+                    helper.make_tensor_value_info("at", i64, ["b"])],
+        [helper.make_tensor_value_info("out", f, None)])
+    path = _save(tmp_path, graph, opset=24)
+    model = mp.compile(path, dynamic_shapes=True)
+    reference = ReferenceEvaluator(str(path))
+    rng = np.random.default_rng(14)
+    for batch, cache, seq, at in [(1, 8, 1, [3]), (2, 6, 3, [0, 2]), (3, 5, 0, [1, 4, 0]),
+                                  (2, 7, 2, [6, 5])]:
+        if mode == "linear":
+            at = [min(a, cache - seq) for a in at]
+        feeds = {"cache": rng.standard_normal((batch, 2, cache, 4)).astype(np.float32),
+                 "update": rng.standard_normal((batch, 2, seq, 4)).astype(np.float32),
+                 "at": np.array(at, np.int64)}
+        want = reference.run(None, feeds)[0]
+        np.testing.assert_array_equal(model.run(feeds)["out"], want,
+                                      err_msg=f"{mode} {batch}x{cache}x{seq} at {at}")
+    assert model.num_variants == 1
+
+
 SHARED_MODELS = REPO.parent / "shared" / "models"
 
 

@@ -533,3 +533,22 @@ func.func @ceil_pool_dynamic(%x: tensor<1x3x?xf32>) -> tensor<1x3x?xf32> {
   %o = mp.average_pool %x {ceil_mode = true, dilations = array<i64: 1>, kernel_shape = array<i64: 2>, pads = array<i64: 0, 0>, strides = array<i64: 2>} : (tensor<1x3x?xf32>) -> tensor<1x3x?xf32>
   return %o : tensor<1x3x?xf32>
 }
+
+// -----
+
+// TensorScatter with run-time batch, cache and update lengths: every cache
+// element takes the update's value inside the written window, read only
+// there (the update may be empty).
+// CHECK-LABEL: func.func @tensor_scatter_dynamic
+// CHECK-SAME: (%[[C:[^:]+]]: tensor<?x2x?x8xf32>, %[[U:[^:]+]]: tensor<?x2x?x8xf32>, %[[W:[^:]+]]: tensor<?xi64>)
+// CHECK: %[[S:.+]] = tensor.dim %[[U]], %c2
+// CHECK: linalg.generic {{.*}} ins(%[[C]], %[[W]] :
+// CHECK: %[[I:.+]] = arith.subi
+// CHECK: %[[IN:.+]] = arith.cmpi slt, %[[I]], %[[S]] : index
+// CHECK: %[[WINDOW:.+]] = arith.andi %{{.+}}, %[[IN]] : i1
+// CHECK: scf.if %[[WINDOW]] -> (f32)
+// CHECK: tensor.extract %[[U]]
+func.func @tensor_scatter_dynamic(%c: tensor<?x2x?x8xf32>, %u: tensor<?x2x?x8xf32>, %w: tensor<?xi64>) -> tensor<?x2x?x8xf32> {
+  %0 = mp.tensor_scatter %c, %u at %w {axis = -2 : i64} : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?xi64>) -> tensor<?x2x?x8xf32>
+  return %0 : tensor<?x2x?x8xf32>
+}

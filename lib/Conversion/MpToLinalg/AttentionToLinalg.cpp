@@ -950,10 +950,7 @@ Value rotary(OpBuilder &rewriter, Location loc, Value x, Value pos,
     maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
   }
   // Batch and sequence may be known only at run time: x gives them.
-  SmallVector<Value> dynSizes;
-  for (int64_t i = 0; i < rank; ++i)
-    if (t.isDynamicDim(i))
-      dynSizes.push_back(dimValue(rewriter, loc, x, i));
+  SmallVector<Value> dynSizes = dynamicSizes(rewriter, loc, x);
   return parallelGeneric(
       rewriter, loc, t, ins, maps,
       [&](OpBuilder &b, Location l, ValueRange a) {

@@ -226,13 +226,11 @@ struct CumSumLowering : public OpRewritePattern<CumSumOp> {
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
     auto accType = RankedTensorType::get(type.getShape(), acc);
-    SmallVector<Value> sizes;
-    for (int64_t d = 0; d < rank; ++d)
-      if (type.isDynamicDim(d))
-        sizes.push_back(dimValue(rewriter, loc, op.getInput(), d));
     Value init = linalg::FillOp::create(
                      rewriter, loc, scalarConst(rewriter, loc, acc, 0.0),
-                     ValueRange{emptyTensor(rewriter, loc, accType, sizes)})
+                     ValueRange{emptyTensor(
+                         rewriter, loc, accType,
+                         dynamicSizes(rewriter, loc, op.getInput()))})
                      .getResult(0);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, accType, op.getInput(), init, maps, iterators,
@@ -401,19 +399,23 @@ struct TensorScatterLowering : public OpRewritePattern<TensorScatterOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TensorScatterOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op))
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     auto cache = typeOf(op.getPastCache());
     int64_t rank = cache.getRank(), axis = op.getAxis();
     if (axis < 0)
       axis += rank;
-    int64_t maxSeq = cache.getDimSize(axis);
-    int64_t seq = typeOf(op.getUpdate()).getDimSize(axis);
     bool circular = op.getMode() == "circular";
-    if (op.writesSlices()) {
+    // Slices per batch need the batch count; with run-time sizes every
+    // element picks the cache's or the update's value instead.
+    bool isStatic = allStatic(op);
+    if (isStatic && op.writesSlices()) {
       rewriter.replaceOp(op, writeSlicesPerBatch(rewriter, op, axis));
       return success();
     }
+    Location loc = op.getLoc();
+    Value maxSeq = dimValue(rewriter, loc, op.getPastCache(), axis);
+    Value seq = dimValue(rewriter, loc, op.getUpdate(), axis);
+    // An update of run-time length may be empty: read only inside it.
+    bool mayBeEmpty = typeOf(op.getUpdate()).isDynamicDim(axis);
     Value starts = op.getWriteIndices();
     SmallVector<Value> ins = {op.getPastCache()};
     SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank)};
@@ -423,7 +425,7 @@ struct TensorScatterLowering : public OpRewritePattern<TensorScatterOp> {
                                     getContext()));
     }
     Value r = parallelGeneric(
-        rewriter, op.getLoc(), op.getType(), ins, maps,
+        rewriter, loc, op.getType(), ins, maps,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           SmallVector<Value> idx;
           for (int64_t d = 0; d < rank; ++d)
@@ -435,20 +437,31 @@ struct TensorScatterLowering : public OpRewritePattern<TensorScatterOp> {
           Value i = arith::SubIOp::create(b, l, idx[axis], start);
           if (circular)
             i = arith::RemSIOp::create(
-                b, l, arith::AddIOp::create(b, l, i, indexConst(b, l, maxSeq)),
-                indexConst(b, l, maxSeq));
+                b, l, arith::AddIOp::create(b, l, i, maxSeq), maxSeq);
           Value inWindow = arith::AndIOp::create(
               b, l,
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i,
                                     indexConst(b, l, 0)),
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
-                                    indexConst(b, l, seq)));
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i, seq));
           SmallVector<Value> at = idx;
           at[axis] = arith::SelectOp::create(b, l, inWindow, i,
                                              indexConst(b, l, 0));
-          Value fromUpdate = tensor::ExtractOp::create(b, l, op.getUpdate(), at);
-          return arith::SelectOp::create(b, l, inWindow, fromUpdate, a[0]);
-        });
+          auto read = [&](OpBuilder &rb, Location rl) -> Value {
+            return tensor::ExtractOp::create(rb, rl, op.getUpdate(), at);
+          };
+          if (!mayBeEmpty)
+            return arith::SelectOp::create(b, l, inWindow, read(b, l), a[0]);
+          auto ifOp = scf::IfOp::create(
+              b, l, inWindow,
+              [&](OpBuilder &tb, Location tl) {
+                scf::YieldOp::create(tb, tl, read(tb, tl));
+              },
+              [&](OpBuilder &eb, Location el) {
+                scf::YieldOp::create(eb, el, a[0]);
+              });
+          return ifOp.getResult(0);
+        },
+        dynamicSizes(rewriter, loc, op.getPastCache()));
     rewriter.replaceOp(op, r);
     return success();
   }

@@ -153,6 +153,14 @@ Value parallelGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
   return generic.getResult(0);
 }
 
+SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, Value v) {
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < typeOf(v).getRank(); ++d)
+    if (typeOf(v).isDynamicDim(d))
+      sizes.push_back(dimValue(b, loc, v, d));
+  return sizes;
+}
+
 Value expandUnitDim(OpBuilder &b, Location loc, Value x, int64_t p,
                     Value size) {
   auto type = cast<RankedTensorType>(x.getType());
@@ -369,7 +377,7 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
     for (int64_t d = 0; d < from.getRank(); ++d)
       if (from.isDynamicDim(d))
         dynamic.push_back(d);
-    if ((int64_t)dynamic.size() != type.getNumDynamicDims())
+    if (dynamic.size() != type.getNumDynamicDims())
       llvm::report_fatal_error("reshapeTo: dynamic dims do not correspond");
     for (int64_t d : dynamic)
       sizes.push_back(dimValue(b, loc, value, d));

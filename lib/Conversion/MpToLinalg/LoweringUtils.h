@@ -37,6 +37,11 @@ inferDynamicSizes(mlir::OpBuilder &b, mlir::Location loc,
                   mlir::RankedTensorType type, mlir::ValueRange inputs,
                   llvm::ArrayRef<mlir::AffineMap> maps);
 
+/// The sizes of the dynamic dims of `v`, in order (the `dynSizes` of a
+/// tensor shaped like `v`).
+llvm::SmallVector<mlir::Value> dynamicSizes(mlir::OpBuilder &b,
+                                            mlir::Location loc, mlir::Value v);
+
 /// A `tensor.empty` of `type`; `dynSizes` are its dynamic dims in order.
 mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::RankedTensorType type,

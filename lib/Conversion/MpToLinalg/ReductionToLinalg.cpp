@@ -468,14 +468,12 @@ struct GroupNormLowering : public OpRewritePattern<GroupNormOp> {
                     ? ShapedType::kDynamic
                     : spatial * outType.getDimSize(d);
     }
-    SmallVector<Value> groupedSizes, outSizes;
+    SmallVector<Value> groupedSizes;
     if (ShapedType::isDynamic(n))
       groupedSizes.push_back(dimValue(rewriter, loc, input, 0));
     if (ShapedType::isDynamic(spatial))
       groupedSizes.push_back(spatialSize);
-    for (int64_t d = 0; d < outType.getRank(); ++d)
-      if (outType.isDynamicDim(d))
-        outSizes.push_back(dimValue(rewriter, loc, input, d));
+    SmallVector<Value> outSizes = dynamicSizes(rewriter, loc, input);
     Type elt = outType.getElementType(), stash = accumulatorType(elt);
     auto grouped = RankedTensorType::get({n, g, c / g, spatial}, elt);
     Value x = reshapeTo(rewriter, loc, input, grouped, groupedSizes);
