@@ -223,7 +223,7 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
           llvm::sys::fs::createUniqueDirectory("mp-compile", scratch))
     return emitError(loc) << "cannot create a scratch folder: "
                           << ec.message();
-  auto cleanup = llvm::make_scope_exit(
+  llvm::scope_exit cleanup(
       [&] { llvm::sys::fs::remove_directories(scratch); });
   SmallString<128> objectPath(scratch), wrapperPath(scratch);
   llvm::sys::path::append(objectPath, "model.o");

@@ -136,8 +136,9 @@ bool CompiledLibrary::runShaped(ArrayRef<HostTensor> inputs,
                                 std::string &error) {
   std::vector<mp_shaped_tensor> in(inputSpecs.size()), res(out.size());
   for (auto [i, spec] : llvm::enumerate(inputSpecs)) {
+    const std::string &name = spec.name;
     const HostTensor &given = *llvm::find_if(
-        inputs, [&](const HostTensor &t) { return t.name == spec.name; });
+        inputs, [&](const HostTensor &t) { return t.name == name; });
     if (given.shape.size() > MP_MAX_RANK) {
       error = "input '" + spec.name + "' has more than MP_MAX_RANK dims";
       return false;

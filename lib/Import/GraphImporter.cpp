@@ -207,7 +207,7 @@ LogicalResult GraphImporter::importSubgraph(onnx::GraphProto &graph,
            << "subgraph '" << graph.name() << "' takes inputs; only If "
            << "branches (no inputs) are supported";
   pushScope();
-  auto restore = llvm::make_scope_exit([&] { popScope(); });
+  llvm::scope_exit restore([&] { popScope(); });
   if (failed(importBody(graph, b)))
     return failure();
   for (const onnx::ValueInfoProto &out : graph.output()) {

@@ -304,7 +304,7 @@ FailureOr<ValueList> importUpsample(NodeContext &n) {
   }
   if (!scales)
     return n.error() << "Upsample needs scales";
-  StringRef mode = n.getString("mode", "nearest");
+  std::string mode = n.getString("mode", "nearest");
   return n.results<ResizeOp>(
       *x, Value(), scales, Value(), n.b.getI64IntegerAttr(0), n.intsAttr({}),
       n.b.getStringAttr("asymmetric"), n.b.getF32FloatAttr(-0.75f),
