@@ -1203,7 +1203,7 @@ struct GroupQueryAttentionLowering
               return result;
             Value isOld = arith::AndIOp::create(b, l, lt(idx[2], start),
                                                 lt(idx[2], P));
-            auto readOld = [&](OpBuilder &rb, Location rl) {
+            auto readOld = [&](OpBuilder &rb, Location rl) -> Value {
               return tensor::ExtractOp::create(
                   rb, rl, cache,
                   ValueRange{idx[0], idx[1], clamp(idx[2], P), idx[3]});
@@ -1213,15 +1213,7 @@ struct GroupQueryAttentionLowering
                                              result);
             // A cache of run-time length may be empty: read it only where
             // it holds the position.
-            auto ifOp = scf::IfOp::create(
-                b, l, isOld,
-                [&](OpBuilder &tb, Location tl) {
-                  scf::YieldOp::create(tb, tl, Value(readOld(tb, tl)));
-                },
-                [&](OpBuilder &eb, Location el) {
-                  scf::YieldOp::create(eb, el, result);
-                });
-            return ifOp.getResult(0);
+            return readWhere(b, l, isOld, readOld, result);
           },
           sizesOf(type, {batchSize, Value(), presentLen, Value()}));
     };

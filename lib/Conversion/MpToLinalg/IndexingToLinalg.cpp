@@ -451,15 +451,7 @@ struct TensorScatterLowering : public OpRewritePattern<TensorScatterOp> {
           };
           if (!mayBeEmpty)
             return arith::SelectOp::create(b, l, inWindow, read(b, l), a[0]);
-          auto ifOp = scf::IfOp::create(
-              b, l, inWindow,
-              [&](OpBuilder &tb, Location tl) {
-                scf::YieldOp::create(tb, tl, read(tb, tl));
-              },
-              [&](OpBuilder &eb, Location el) {
-                scf::YieldOp::create(eb, el, a[0]);
-              });
-          return ifOp.getResult(0);
+          return readWhere(b, l, inWindow, read, a[0]);
         },
         dynamicSizes(rewriter, loc, op.getPastCache()));
     rewriter.replaceOp(op, r);

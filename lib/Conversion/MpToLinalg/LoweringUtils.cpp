@@ -153,6 +153,20 @@ Value parallelGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
   return generic.getResult(0);
 }
 
+Value readWhere(OpBuilder &b, Location loc, Value cond,
+                function_ref<Value(OpBuilder &, Location)> read,
+                Value otherwise) {
+  return scf::IfOp::create(
+             b, loc, cond,
+             [&](OpBuilder &tb, Location tl) {
+               scf::YieldOp::create(tb, tl, read(tb, tl));
+             },
+             [&](OpBuilder &eb, Location el) {
+               scf::YieldOp::create(eb, el, otherwise);
+             })
+      .getResult(0);
+}
+
 SmallVector<Value> dynamicSizes(OpBuilder &b, Location loc, Value v) {
   SmallVector<Value> sizes;
   for (int64_t d = 0; d < typeOf(v).getRank(); ++d)

@@ -67,6 +67,13 @@ Broadcast broadcastDynamic(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::ArrayRef<int64_t> shape,
                            mlir::ValueRange operands, int64_t trailing = 0);
 
+/// `read()` where `cond` holds, `otherwise` elsewhere, with the read done
+/// only where `cond` holds (an `scf.if`): for tensors that may be empty.
+mlir::Value readWhere(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value cond,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location)> read,
+    mlir::Value otherwise);
+
 /// A constant of scalar type `type` (float or integer).
 mlir::Value scalarConst(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Type type, double value);
