@@ -438,6 +438,38 @@ def test_generator_ops_over_runtime_lengths(tmp_path):
 
 
 
+def test_resize_to_sizes_over_runtime_lengths(tmp_path):
+    """Resize to a constant output length from a run-time input length,
+    compiled once: the scale (size / length) is a run-time value, in
+    nearest, linear and cubic modes and several coordinate transformations,
+    for lengths below, at and above the output size."""
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    init = [helper.make_tensor("sizes", i64, [4], [1, 1, 4, 12]),
+            helper.make_tensor("sizes_axis", i64, [1], [12])]
+    cases = {  # output: (mode, coordinate transformation, axes)
+        "nearest": ("nearest", "half_pixel", None),
+        "linear": ("linear", "half_pixel", None),
+        "corners": ("linear", "align_corners", None),
+        "asymmetric": ("linear", "asymmetric", None),
+        "cubic": ("cubic", "pytorch_half_pixel", [3]),
+    }
+    nodes = [helper.make_node("Resize", ["x", "", "", "sizes_axis" if axes else "sizes"],
+                              [name], mode=mode, coordinate_transformation_mode=ctm,
+                              **({"axes": axes} if axes else {}))
+             for name, (mode, ctm, axes) in cases.items()]
+    graph = helper.make_graph(
+        nodes, "resize_sizes", [helper.make_tensor_value_info("x", f, [1, 1, 4, "t"])],
+        [helper.make_tensor_value_info(n, f, None) for n in cases], initializer=init)
+    path = _save(tmp_path, graph, opset=18)
+    model = mp.compile(path, dynamic_shapes=True)
+    rng = np.random.default_rng(14)
+    for length in (1, 5, 12, 30):
+        feeds = {"x": rng.standard_normal((1, 1, 4, length)).astype(np.float32)}
+        _assert_matches_ort(model.run(feeds), path, feeds, 1e-5, length)
+    assert model.num_variants == 1
+
+
+
 def test_reverse_slices_over_runtime_lengths(tmp_path):
     """Slice with negative steps on run-time dims (a time reversal, every
     other frame backwards from the end, out-of-range bounds clamped the

@@ -410,6 +410,28 @@ func.func @resize_dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x?xf32> {
 
 // -----
 
+// Resize to a constant size along a run-time length: the scale, size / L,
+// and its inverse are computed at run time; the output is static.
+// CHECK-LABEL: func.func @resize_sizes_dynamic
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<1x4x?xf32>
+// CHECK-DAG: %[[SIZE:.+]] = arith.constant 1.600000e+01 : f64
+// CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f64
+// CHECK: %[[L:.+]] = tensor.dim %[[X]], %c2
+// CHECK: %[[L64:.+]] = arith.index_cast %[[L]] : index to i64
+// CHECK: %[[LF:.+]] = arith.sitofp %[[L64]] : i64 to f64
+// CHECK: %[[SCALE:.+]] = arith.divf %[[SIZE]], %[[LF]] : f64
+// CHECK: %[[INV:.+]] = arith.divf %[[ONE]], %[[SCALE]] : f64
+// CHECK: tensor.empty() : tensor<1x4x16xf32>
+// CHECK: linalg.generic
+// CHECK: arith.mulf %{{.+}}, %[[INV]] : f64
+func.func @resize_sizes_dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x16xf32> {
+  %sizes = mp.constant dense<[1, 4, 16]> : tensor<3xi64>
+  %0 = mp.resize %x sizes %sizes {mode = "linear"} : (tensor<1x4x?xf32>, tensor<3xi64>) -> tensor<1x4x16xf32>
+  return %0 : tensor<1x4x16xf32>
+}
+
+// -----
+
 // LSTM over a run-time sequence length and batch: the time loop runs to the
 // input's run-time length, the states take its run-time batch, and each
 // step's hidden state is stacked at its time index.

@@ -8,7 +8,8 @@
 // in "edge" mode); cubic with exclude_outside drops and renormalizes them.
 // With antialias, linear and cubic filters widen by 1/scale when
 // downsampling (2/scale or 4/scale taps, normalized to sum 1), as in the
-// ONNX reference. Scales and sizes must be constants.
+// ONNX reference. Scales and sizes must be constants; sizes over a
+// dynamic dim give a run-time scale (stretched, not antialiased).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,8 @@ namespace {
 /// How one output axis reads the input.
 struct AxisPlan {
   int64_t dim;
+  /// The compile-time scale, or NaN when it is known only at run time
+  /// (constant sizes over a dynamic input dim).
   double scale;
   int64_t inSize, outSize; // kDynamic when known only at run time
   double roiStart = 0, roiEnd = 1;
@@ -38,6 +41,8 @@ struct AxisPlan {
   /// The input width, the float output width (scale * input) and the
   /// output size, as f64 (constants when static).
   Value inW = Value(), outW = Value(), outSizeF = Value();
+  /// 1 / scale as f64 (a constant when the scale is).
+  Value invScale = Value();
 };
 
 /// Neighbour indices (already clamped to the edge) and their weights.
@@ -72,11 +77,18 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
     auto sizes = op.getSizes() ? getConstantInts(op.getSizes()) : std::nullopt;
     if (!scales && !sizes)
       return rewriter.notifyMatchFailure(op, "non-constant scales/sizes");
-    // Sizes over a run-time input size would give a run-time scale.
-    if (!scales && llvm::any_of(axes, [&](int64_t a) {
-          return in.isDynamicDim(a);
-        }))
-      return rewriter.notifyMatchFailure(op, "sizes over a dynamic dim");
+    // Sizes over a run-time input size give a run-time scale, sizes / input
+    // (NaN here). Keeping the aspect ratio would make the output size a
+    // run-time value too, and antialiasing would size the filter by it.
+    bool runtimeScale = !scales && llvm::any_of(axes, [&](int64_t a) {
+      return in.isDynamicDim(a);
+    });
+    if (runtimeScale && op.getKeepAspectRatioPolicy() != "stretch")
+      return rewriter.notifyMatchFailure(
+          op, "sizes over a dynamic dim with a kept aspect ratio");
+    if (runtimeScale && op.getAntialias() != 0 && mode != "nearest")
+      return rewriter.notifyMatchFailure(
+          op, "antialiased sizes over a dynamic dim");
     SmallVector<double> scale(rank, 1.0);
     if (scales) {
       for (auto [i, a] : llvm::enumerate(axes))
@@ -85,7 +97,8 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
       StringRef policy = op.getKeepAspectRatioPolicy();
       double common = policy == "not_larger" ? INFINITY : 0;
       for (auto [i, a] : llvm::enumerate(axes)) {
-        scale[a] = double((*sizes)[i]) / in.getDimSize(a);
+        scale[a] = in.isDynamicDim(a) ? NAN
+                                      : double((*sizes)[i]) / in.getDimSize(a);
         common = policy == "not_larger" ? std::min(common, scale[a])
                                         : std::max(common, scale[a]);
       }
@@ -113,8 +126,18 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
           rewriter, loc, rewriter.getI64Type(),
           dimValue(rewriter, loc, op.getInput(), a));
       p.inW = arith::SIToFPOp::create(rewriter, loc, f64, p.inSizeValue);
-      p.outW = arith::MulFOp::create(rewriter, loc, p.inW,
-                                     scalarConst(rewriter, loc, f64, scale[a]));
+      Value one = scalarConst(rewriter, loc, f64, 1.0);
+      Value scaleValue =
+          std::isnan(scale[a])
+              ? Value(arith::DivFOp::create(
+                    rewriter, loc,
+                    scalarConst(rewriter, loc, f64, (*sizes)[i]), p.inW))
+              : scalarConst(rewriter, loc, f64, scale[a]);
+      p.invScale = std::isnan(scale[a])
+                       ? Value(arith::DivFOp::create(rewriter, loc, one,
+                                                     scaleValue))
+                       : scalarConst(rewriter, loc, f64, 1.0 / scale[a]);
+      p.outW = arith::MulFOp::create(rewriter, loc, p.inW, scaleValue);
       p.outSizeF = ShapedType::isDynamic(p.outSize)
                        ? Value(math::FloorOp::create(rewriter, loc, p.outW))
                        : scalarConst(rewriter, loc, f64, p.outSize);
@@ -141,7 +164,11 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
       if (!out.isDynamicDim(d))
         continue;
       Value size = dimValue(rewriter, loc, op.getInput(), d);
-      if (scale[d] != 1.0) {
+      if (std::isnan(scale[d])) {
+        size = arith::ConstantIndexOp::create(rewriter, loc,
+                                              (*sizes)[llvm::find(axes, d) -
+                                                       axes.begin()]);
+      } else if (scale[d] != 1.0) {
         Value f = arith::UIToFPOp::create(
             rewriter, loc, f64,
             arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
@@ -230,13 +257,13 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
     Taps t;
     // The input coordinate of output coordinate xo.
     Value xi;
-    Value halfPixel = sub(mul(add(xo, c(0.5)), c(1.0 / p.scale)), c(0.5));
+    Value halfPixel = sub(mul(add(xo, c(0.5)), p.invScale), c(0.5));
     if (ctm == "align_corners")
       xi = select(oneWide, c(0), mul(xo, div(inLast, outLast)));
     else if (ctm == "asymmetric")
-      xi = mul(xo, c(1.0 / p.scale));
+      xi = mul(xo, p.invScale);
     else if (ctm == "tf_half_pixel_for_nn") // opset 11
-      xi = mul(add(xo, c(0.5)), c(1.0 / p.scale));
+      xi = mul(add(xo, c(0.5)), p.invScale);
     else if (ctm == "pytorch_half_pixel")
       xi = select(oneWide, c(-0.5), halfPixel);
     else if (ctm == "half_pixel_symmetric") {
@@ -319,6 +346,7 @@ struct ResizeLowering : public OpRewritePattern<ResizeOp> {
     // distance (k - ratio) * s, in input pixels scaled by s.
     int64_t first = mode == "linear" ? 0 : -1, n = mode == "linear" ? 2 : 4;
     double s = 1;
+    // A run-time scale (NaN) never antialiases: the pattern refuses it.
     if (antialias && p.scale < 1) {
       // Downsampling widens the filter to cover 1/scale input pixels.
       s = p.scale;
