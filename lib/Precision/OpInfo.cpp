@@ -101,9 +101,7 @@ bool isIndexOperand(Operation *op, unsigned index) {
       .Case([&](AttentionOp o) {
         return is(o.getNonpadKvSeqlen()) || is(o.getPastLength());
       })
-      .Case([&](MsAttentionOp o) {
-        return is(o.getMaskIndex()) || is(o.getPastSequenceLength());
-      })
+      .Case([&](MsAttentionOp o) { return is(o.getMaskIndex()); })
       .Case([&](MultiHeadAttentionOp o) { return is(o.getKeyPaddingMask()); })
       .Case([&](GroupQueryAttentionOp o) {
         return is(o.getSeqlensK()) || is(o.getTotalSequenceLength()) ||

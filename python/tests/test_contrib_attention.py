@@ -2,8 +2,11 @@
 projection, past as [2, B, N, P, H]) and MultiHeadAttention (separate Q, K,
 V; past_key/past_value) against onnxruntime's CPU kernels on the same
 inputs: with and without a cache, unidirectional (causal), key padding
-masks, attention bias, an explicit scale, qkv_hidden_sizes (com.microsoft
-Attention), the Q/K/V projection bias (MultiHeadAttention), and
+masks (com.microsoft Attention's mask_index also as key lengths [B],
+key ranges [2B] and per-query masks [B, S, T]), attention bias, an explicit
+scale, qkv_hidden_sizes (com.microsoft Attention), past_sequence_length
+without a shared buffer (unread, as in onnxruntime), the Q/K/V projection
+bias (MultiHeadAttention), and
 packed KV ([B, L, N, 2, H]) and QKV ([B, S, N, 3, H]) inputs, which
 onnxruntime's CPU kernel lacks: those are checked against it on the same
 data unpacked."""
@@ -31,7 +34,8 @@ def _model(graph_inputs, node, outputs):
                                                    helper.make_opsetid("com.microsoft", 1)])
 
 
-def _ms_attention(P=0, unidirectional=0, padding=False, attention_bias=False, **attrs):
+def _ms_attention(P=0, unidirectional=0, padding=False, attention_bias=False, mask=None,
+                  past_sequence_length=False, **attrs):
     rng = np.random.default_rng(21 + P)
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     width = sum(attrs.get("qkv_hidden_sizes", [3 * HIDDEN]))
@@ -41,16 +45,31 @@ def _ms_attention(P=0, unidirectional=0, padding=False, attention_bias=False, **
         feeds["attn_bias"] = f(1, N, S, P + S)
         inputs += ["attn_bias"]
     if padding:
-        mask = np.ones((B, P + S), np.int32)
-        mask[1, :2] = 0  # batch 1 ignores its first two keys
-        feeds["mask"] = mask
+        keep = np.ones((B, P + S), np.int32)
+        keep[1, :2] = 0  # batch 1 ignores its first two keys
+        feeds["mask"] = keep
         inputs[3] = "mask"
+    if mask == "lengths":  # 1-D [B]: keys from end[b] on are padding
+        feeds["mask_ends"] = np.array([P + S, P + S - 2], np.int32)
+        inputs[3] = "mask_ends"
+    elif mask == "ranges":  # 1-D [2B]: ends, then starts (left padding)
+        feeds["mask_ranges"] = np.array([P + S - 1, P + S, 0, 2], np.int32)
+        inputs[3] = "mask_ranges"
+    elif mask == "per_query":  # 3-D [B, S, T]
+        keep = (rng.random((B, S, P + S)) > 0.3).astype(np.int32)
+        keep[:, :, 0] = 1  # every query sees a key
+        feeds["mask_3d"] = keep
+        inputs[3] = "mask_3d"
     if P:
         feeds["past"] = f(2, B, N, P, H)
         inputs[4] = "past"
+    if past_sequence_length:  # read only with a shared past/present buffer
+        feeds["past_len"] = np.array(P, np.int32)
+        inputs += [""] * (7 - len(inputs))
+        inputs[6] = "past_len"
     while inputs[-1] == "":
         inputs.pop()
-    graph_inputs = [_vi(k, TensorProto.INT32 if k == "mask" else TensorProto.FLOAT,
+    graph_inputs = [_vi(k, TensorProto.INT32 if v.dtype == np.int32 else TensorProto.FLOAT,
                         list(v.shape)) for k, v in feeds.items()]
     # K and V of different widths have no present cache.
     outputs = ["y"] if "qkv_hidden_sizes" in attrs else ["y", "present"]
@@ -103,6 +122,11 @@ CASES = {
     "attention_scaled": (_ms_attention, dict(scale=0.2)),
     "attention_bias_causal": (_ms_attention, dict(attention_bias=True, unidirectional=1)),
     "attention_qkv_hidden_sizes": (_ms_attention, dict(qkv_hidden_sizes=[16, 16, 24])),
+    "attention_key_lengths": (_ms_attention, dict(P=3, mask="lengths")),
+    "attention_key_ranges_causal": (_ms_attention, dict(P=3, mask="ranges", unidirectional=1)),
+    "attention_mask_per_query": (_ms_attention, dict(P=2, mask="per_query")),
+    "attention_past_sequence_length": (_ms_attention, dict(P=4, past_sequence_length=True,
+                                                           unidirectional=1)),
     "mha_prompt": (_mha, {}),
     "mha_past": (_mha, dict(P=5)),
     "mha_padding_bias": (_mha, dict(P=3, padding=True, bias=True)),
@@ -137,6 +161,8 @@ def _unpacked(kwargs, feeds):
 SYMBOLIC_DIMS = {"x": {0: "b", 1: "s"}, "q": {0: "b", 1: "s"}, "k": {0: "b", 1: "s"},
                  "v": {0: "b", 1: "s"}, "pk": {0: "b", 2: "p"}, "pv": {0: "b", 2: "p"},
                  "past": {1: "b", 3: "p"}, "mask": {0: "b", 1: "t"},
+                 "mask_ends": {0: "b"}, "mask_ranges": {0: "b2"},
+                 "mask_3d": {0: "b", 1: "s", 2: "t"},
                  "attn_bias": {2: "s", 3: "t"}, "bias_qk": {2: "s", 3: "t"}}
 
 
@@ -166,3 +192,45 @@ def test_contrib_attention_matches_onnxruntime(tmp_path, case, dynamic):
     got = mp.compile(path, dynamic_shapes=dynamic).run(feeds)
     for (name, g), w in zip(got.items(), want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=f"{case}: {name}")
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("layout", ["bsd", "bnsh"])
+def test_ms_rotary_embedding_matches_onnxruntime(tmp_path, layout, dynamic):
+    """com.microsoft RotaryEmbedding on [B, S, hidden] with per-token
+    positions and on [B, N, S, H] with one start position, interleaved or
+    not, with `scale` and `is_packed_batching` set: onnxruntime's kernels
+    read both and leave the rotation unchanged, and so does mp."""
+    import onnx
+
+    import mp
+    rng = np.random.default_rng(44)
+    f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    if layout == "bsd":
+        feeds = {"x": f(B, S, HIDDEN), "pos": rng.integers(0, 16, (B, S)).astype(np.int64)}
+        dims = {"x": {0: "b", 1: "s"}, "pos": {0: "b", 1: "s"}}
+    else:
+        feeds = {"x": f(B, N, S, H), "pos": np.array([5], np.int64)}
+        dims = {"x": {0: "b", 2: "s"}}
+    feeds["cos"], feeds["sin"] = f(16, H // 2), f(16, H // 2)
+    nodes = [helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], [f"y{i}"],
+                              domain="com.microsoft", num_heads=N, interleaved=i,
+                              scale=0.5, is_packed_batching=1) for i in (0, 1)]
+    graph = helper.make_graph(
+        nodes, "rotary",
+        [_vi(k, TensorProto.INT64 if v.dtype == np.int64 else TensorProto.FLOAT, list(v.shape))
+         for k, v in feeds.items()],
+        [_vi(f"y{i}", TensorProto.FLOAT, None) for i in (0, 1)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    _, want = run_mp_and_onnxruntime(tmp_path, model, feeds)
+    if dynamic:
+        for vi in model.graph.input:
+            for axis, name in dims.get(vi.name, {}).items():
+                vi.type.tensor_type.shape.dim[axis].dim_param = name
+    path = tmp_path / "rotary.onnx"
+    onnx.save(model, str(path))
+    got = mp.compile(path, dynamic_shapes=dynamic).run(feeds)
+    for (name, g), w in zip(got.items(), want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=name)
+

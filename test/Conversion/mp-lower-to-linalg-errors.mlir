@@ -13,13 +13,13 @@ func.func @dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x16xf32> {
 
 // -----
 
-// Ops or forms without a CPU lowering yet are named (com.microsoft
-// RotaryEmbedding over packed batches).
-func.func @rotary_packed(%x: tensor<1x4x32xf32>, %pos: tensor<1xi64>, %cos: tensor<16x8xf32>) -> tensor<1x4x32xf32> {
-  %0 = mp.ms.rotary_embedding %x, %pos, %cos, %cos {num_heads = 2 : i64, is_packed_batching = true} : (tensor<1x4x32xf32>, tensor<1xi64>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<1x4x32xf32> loc("rotary0")
-  return %0 : tensor<1x4x32xf32>
+// Ops or forms without a CPU lowering yet are named (Resize by scales
+// known only at run time).
+func.func @resize_runtime_scales(%x: tensor<1x4x8xf32>, %scales: tensor<3xf32>) -> tensor<1x4x16xf32> {
+  %0 = mp.resize %x scales %scales {mode = "linear"} : (tensor<1x4x8xf32>, tensor<3xf32>) -> tensor<1x4x16xf32> loc("resize1")
+  return %0 : tensor<1x4x16xf32>
 }
-// CHECK: error: {{.*}}cannot lower 'mp.ms.rotary_embedding' (node 'rotary0'): this op has no CPU lowering yet
+// CHECK: error: {{.*}}cannot lower 'mp.resize' (node 'resize1'): this op has no CPU lowering yet
 
 // -----
 

@@ -166,3 +166,46 @@ func.func @attention_scalar_mask_streaming(%q: tensor<1x2x1x4xf32>, %k: tensor<1
   %o, %pk, %pv, %qk = mp.attention %q, %k, %v mask %m : (tensor<1x2x1x4xf32>, tensor<1x2x600x4xf32>, tensor<1x2x600x4xf32>, tensor<f32>) -> (tensor<1x2x1x4xf32>, tensor<1x2x600x4xf32>, tensor<1x2x600x4xf32>, tensor<1x2x1x600xf32>)
   return %o : tensor<1x2x1x4xf32>
 }
+
+// -----
+
+// com.microsoft RotaryEmbedding with one start position: token s reads the
+// caches at start + s, in every batch.
+// CHECK-LABEL: func.func @ms_rotary_start
+// CHECK-SAME: %[[POS:[^:]+]]: tensor<1xi64>
+// CHECK: %[[P:.+]] = linalg.generic
+// CHECK: %[[START:.+]] = tensor.extract %[[POS]][%{{.+}}] : tensor<1xi64>
+// CHECK: %[[S:.+]] = linalg.index 1 : index
+// CHECK: %[[S64:.+]] = arith.index_cast %[[S]] : index to i64
+// CHECK: arith.addi %[[START]], %[[S64]] : i64
+// CHECK: } -> tensor<1x4xi64>
+// CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<1x4xi64>)
+func.func @ms_rotary_start(%x: tensor<2x4x32xf32>, %pos: tensor<1xi64>, %c: tensor<16x8xf32>) -> tensor<2x4x32xf32> {
+  %0 = mp.ms.rotary_embedding %x, %pos, %c, %c {num_heads = 2 : i64} : (tensor<2x4x32xf32>, tensor<1xi64>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<2x4x32xf32>
+  return %0 : tensor<2x4x32xf32>
+}
+
+// -----
+
+// com.microsoft Attention with key ranges [2B] as mask_index: key t of batch
+// b is kept when start[b] = mask[B + b] <= t < end[b] = mask[b].
+// CHECK-LABEL: func.func @ms_attention_key_ranges
+// CHECK-SAME: %[[M:[^:]+]]: tensor<4xi32>
+// CHECK: %[[KEEP:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<2x3xi32>)
+// CHECK: %[[B:.+]] = linalg.index 0 : index
+// CHECK: %[[T:.+]] = linalg.index 1 : index
+// CHECK: %[[T64:.+]] = arith.index_cast %[[T]] : index to i64
+// CHECK: %[[SI:.+]] = arith.addi %[[B]], %c2 : index
+// CHECK: %[[SIC:.+]] = arith.minsi %[[SI]], %c3 : index
+// CHECK: %[[START:.+]] = tensor.extract %[[M]][%[[SIC]]] : tensor<4xi32>
+// CHECK: %[[START64:.+]] = arith.extsi %[[START]] : i32 to i64
+// CHECK: %[[END:.+]] = tensor.extract %[[M]][%[[B]]] : tensor<4xi32>
+// CHECK: %[[END64:.+]] = arith.extsi %[[END]] : i32 to i64
+// CHECK: %[[BEFORE:.+]] = arith.cmpi slt, %[[T64]], %[[END64]] : i64
+// CHECK: %[[AFTER:.+]] = arith.cmpi sge, %[[T64]], %[[START64]] : i64
+// CHECK: arith.andi %[[BEFORE]], %[[AFTER]] : i1
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[KEEP]] : tensor<2x2x3x3xf32>, tensor<2x3xi32>)
+func.func @ms_attention_key_ranges(%x: tensor<2x3x16xf32>, %w: tensor<16x48xf32>, %m: tensor<4xi32>) -> tensor<2x3x16xf32> {
+  %0:2 = mp.ms.attention %x, %w mask_index %m {num_heads = 2 : i64} : (tensor<2x3x16xf32>, tensor<16x48xf32>, tensor<4xi32>) -> (tensor<2x3x16xf32>, tensor<2x2x2x3x8xf32>)
+  return %0#0 : tensor<2x3x16xf32>
+}

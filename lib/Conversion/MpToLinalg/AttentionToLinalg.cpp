@@ -122,6 +122,7 @@ struct MaskSpec {
   Value additive;    // float, broadcast to [B, H, S, T]
   Value keep;        // bool, broadcast to [B, H, S, T]: false masks
   Value keyPadding;  // integer [B, T]: 0 masks with `fill`
+  Value fillMask;    // integer, broadcast to [B, H, S, T]: 0 masks with `fill`
   Value kvLength;    // integer [B]: keys t >= kvLength[b] are masked
   double fill = -INFINITY;
   bool causal = false;
@@ -191,6 +192,7 @@ std::pair<Value, Value> scaleAndMask(OpBuilder &b, Location loc, Value scores,
   };
   addMask(m.additive);
   addMask(m.keep);
+  addMask(m.fillMask);
   if (m.keyPadding) {
     inputs.push_back(m.keyPadding);
     maps.push_back(AffineMap::get(4, 0, {d(0), d(3)}, ctx));
@@ -209,13 +211,18 @@ std::pair<Value, Value> scaleAndMask(OpBuilder &b, Location loc, Value scores,
           v = arith::AddFOp::create(nb, l, v, castScalar(nb, l, a[i++], f32));
         if (m.keep)
           v = arith::SelectOp::create(nb, l, a[i++], v, negInf);
-        if (m.keyPadding) {
-          Value zero = scalarConst(nb, l, a[i].getType(), 0);
+        // An integer mask's zeros take the score `fill`.
+        auto fillZeros = [&](Value mask) {
+          Value zero = scalarConst(nb, l, mask.getType(), 0);
           Value pad = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
-                                            a[i++], zero);
+                                            mask, zero);
           v = arith::SelectOp::create(nb, l, pad,
                                       scalarConst(nb, l, f32, m.fill), v);
-        }
+        };
+        if (m.fillMask)
+          fillZeros(a[i++]);
+        if (m.keyPadding)
+          fillZeros(a[i++]);
         if (m.kvLength) {
           Value t = arith::IndexCastOp::create(nb, l, a[i].getType(),
                                                keyIndex(nb, l));
@@ -316,6 +323,7 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
         mb.additive = keysOf(m.additive);
         mb.keep = keysOf(m.keep);
         mb.keyPadding = keysOf(m.keyPadding);
+        mb.fillMask = keysOf(m.fillMask);
         Value scores = contract(
             nb, l, blockType, q,
             a.qMap, slice(k, 2), a.kMap, f32);
@@ -481,7 +489,7 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
   bool streamLongCaches = kernels == AttentionKernels::CpuStreaming;
   // The GPU's flash kernels take the masks they know.
   if (kernels == AttentionKernels::GpuFlash && !needScores && !m.additive &&
-      !m.keep && !m.keyPadding && !m.sink) {
+      !m.keep && !m.keyPadding && !m.fillMask && !m.sink) {
     FlashMasks flash;
     flash.causal = m.causal;
     flash.causalOffset = m.causalOffset;
@@ -770,13 +778,56 @@ struct MultiHeadAttentionLowering
   }
 };
 
+/// com.microsoft Attention's 1-D mask_index as a key padding mask i32
+/// [B, T] for keys `k` [B, N, T, H]: keys from end[b] = mask[b] on are
+/// masked and, when the mask holds 2B entries, keys before start[b] =
+/// mask[B + b] too (right and left padding, as onnxruntime reads them).
+static Value keyRangeMask(OpBuilder &b, Location loc, Value mask, Value input,
+                          Value k) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value batch = dimValue(b, loc, input, 0), keys = dimValue(b, loc, k, 2);
+  Value entries = dimValue(b, loc, mask, 0);
+  Value hasStarts = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, entries,
+      arith::MulIOp::create(b, loc, batch, indexConst(b, loc, 2)));
+  auto type = RankedTensorType::get(
+      {typeOf(input).getDimSize(0), typeOf(k).getDimSize(2)}, i32);
+  SmallVector<Value> sizes;
+  if (type.isDynamicDim(0))
+    sizes.push_back(batch);
+  if (type.isDynamicDim(1))
+    sizes.push_back(keys);
+  return parallelGeneric(
+      b, loc, type, {}, {},
+      [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+        Value row = linalg::IndexOp::create(nb, l, 0);
+        Value t = arith::IndexCastOp::create(
+            nb, l, i64, linalg::IndexOp::create(nb, l, 1));
+        auto at = [&](Value i) {
+          return castScalar(nb, l, tensor::ExtractOp::create(nb, l, mask, i),
+                            i64);
+        };
+        // The start is read in bounds even when there is none.
+        Value startAt = arith::MinSIOp::create(
+            nb, l, arith::AddIOp::create(nb, l, row, batch),
+            arith::SubIOp::create(nb, l, entries, indexConst(nb, l, 1)));
+        Value start = arith::SelectOp::create(nb, l, hasStarts, at(startAt),
+                                              scalarConst(nb, l, i64, 0));
+        Value inside = arith::AndIOp::create(
+            nb, l,
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, t, at(row)),
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, t, start));
+        return arith::ExtUIOp::create(nb, l, i32, inside);
+      },
+      sizes);
+}
+
 /// com.microsoft Attention: packed QKV projection, past as [2, B, N, P, H].
 struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
   using AttentionPattern::AttentionPattern;
   LogicalResult matchAndRewrite(MsAttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getPastSequenceLength() || op.getDoRotary() ||
-        (!allStatic(op) && kernels == AttentionKernels::GpuFlash))
+    if (!allStatic(op) && kernels == AttentionKernels::GpuFlash)
       return rewriter.notifyMatchFailure(op, "unsupported form");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
@@ -798,8 +849,10 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
     if (widths[1] != widths[2] && !op.getPresent().use_empty())
       return rewriter.notifyMatchFailure(
           op, "a present cache of K and V with different widths");
-    if (Value mask = op.getMaskIndex(); mask && typeOf(mask).getRank() != 2)
-      return rewriter.notifyMatchFailure(op, "mask_index form");
+    // mask_index: key lengths [B] (or ends and starts [2B]), a key padding
+    // mask [B, T] or a mask per query [B, S, T]; not Megatron's 4-D form.
+    if (Value mask = op.getMaskIndex(); mask && typeOf(mask).getRank() > 3)
+      return rewriter.notifyMatchFailure(op, "4-D mask_index");
     // qkv[b, s, j] = sum_k x[b, s, k] * w[k, j] (+ bias[j])
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     auto qkvType = RankedTensorType::get({B, S, H3}, f32);
@@ -884,8 +937,17 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
     MaskSpec m;
     m.additive = op.getAttentionBias();
     if (Value mask = op.getMaskIndex()) {
-      m.keyPadding = mask;
       m.fill = op.getMaskFilterValue().convertToDouble();
+      int64_t rank = typeOf(mask).getRank();
+      if (rank == 1)
+        m.keyPadding = keyRangeMask(rewriter, loc, mask, op.getInput(), k);
+      else if (rank == 2)
+        m.keyPadding = mask;
+      else
+        m.fillMask = reshapeTo(
+            rewriter, loc, mask,
+            RankedTensorType::get({B, 1, S, typeOf(k).getDimSize(2)},
+                                  typeOf(mask).getElementType()));
     }
     m.causal = op.getUnidirectional();
     m.causalOffset = op.getPast() ? typeOf(op.getPast()).getDimSize(3) : 0;
@@ -1028,13 +1090,36 @@ struct MsRotaryLowering : public OpRewritePattern<MsRotaryEmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MsRotaryEmbeddingOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!rotaryWidthsStatic(op.getInput(), op.getCosCache()) ||
-        op.getIsPackedBatching() || op.getScale().convertToDouble() != 1.0)
-      return rewriter.notifyMatchFailure(op, "unsupported form");
-    rewriter.replaceOp(
-        op, rotary(rewriter, op.getLoc(), op.getInput(), op.getPositionIds(),
-                   op.getCosCache(), op.getSinCache(), op.getInterleaved(),
-                   op.getNumHeads(), op.getRotaryEmbeddingDim()));
+    if (!rotaryWidthsStatic(op.getInput(), op.getCosCache()))
+      return rewriter.notifyMatchFailure(op, "run-time head or cache width");
+    Location loc = op.getLoc();
+    Value x = op.getInput(), pos = op.getPositionIds();
+    if (typeOf(pos).getRank() == 1) {
+      // One start position (onnxruntime's format 0): token s sits at
+      // start + s, the same in every batch.
+      unsigned seqDim = typeOf(x).getRank() == 3 ? 1 : 2;
+      Type i64 = rewriter.getI64Type();
+      auto type = RankedTensorType::get({1, typeOf(x).getDimSize(seqDim)}, i64);
+      SmallVector<Value> sizes;
+      if (type.isDynamicDim(1))
+        sizes.push_back(dimValue(rewriter, loc, x, seqDim));
+      pos = parallelGeneric(
+          rewriter, loc, type, {}, {},
+          [&](OpBuilder &b, Location l, ValueRange) -> Value {
+            Value start = castScalar(
+                b, l,
+                tensor::ExtractOp::create(b, l, op.getPositionIds(),
+                                          ValueRange{indexConst(b, l, 0)}),
+                i64);
+            Value s = arith::IndexCastOp::create(
+                b, l, i64, linalg::IndexOp::create(b, l, 1));
+            return arith::AddIOp::create(b, l, start, s);
+          },
+          sizes);
+    }
+    rewriter.replaceOp(op, rotary(rewriter, loc, x, pos, op.getCosCache(),
+                                  op.getSinCache(), op.getInterleaved(),
+                                  op.getNumHeads(), op.getRotaryEmbeddingDim()));
     return success();
   }
 };

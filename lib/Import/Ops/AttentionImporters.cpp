@@ -48,10 +48,12 @@ FailureOr<ValueList> importMsRotary(NodeContext &n) {
                    cos = n.required(2, "cos_cache"), sin = n.required(3, "sin_cache");
   if (failed(x) || failed(pos) || failed(cos) || failed(sin))
     return failure();
+  // `scale` and `is_packed_batching` are read and left unused by
+  // onnxruntime's kernels, which define this op: the rotation is the same
+  // whatever they say (checked against onnxruntime 1.32's CPU kernel).
   return n.results<MsRotaryEmbeddingOp>(
       *x, *pos, *cos, *sin, n.boolAttr("interleaved", false),
-      n.i64Attr("num_heads", 0), n.i64Attr("rotary_embedding_dim", 0),
-      n.f32Attr("scale", 1.0f), n.boolAttr("is_packed_batching", false));
+      n.i64Attr("num_heads", 0), n.i64Attr("rotary_embedding_dim", 0));
 }
 
 FailureOr<ValueList> importMsAttention(NodeContext &n) {
@@ -60,13 +62,23 @@ FailureOr<ValueList> importMsAttention(NodeContext &n) {
     return failure();
   if (!n.hasAttr("num_heads"))
     return n.error() << "attribute 'num_heads' is required";
+  // onnxruntime implements these two only in its CUDA kernel; its CPU
+  // kernel refuses them too.
+  if (n.getInt("do_rotary", 0))
+    return n.error() << "do_rotary is not supported (onnxruntime computes it "
+                        "only on CUDA): export the model with "
+                        "com.microsoft MultiHeadAttention and RotaryEmbedding";
+  if (n.getInt("past_present_share_buffer", 0))
+    return n.error() << "past_present_share_buffer is not supported "
+                        "(onnxruntime computes it only on CUDA): pass the past "
+                        "without spare positions, or use mp's in-place caches "
+                        "(--max-seq-len)";
+  // Input 6, past_sequence_length, only matters with a shared buffer.
   return n.results<MsAttentionOp>(
-      *x, *w, n.in(2), n.in(3), n.in(4), n.in(5), n.in(6),
-      n.i64Attr("num_heads", 0), n.boolAttr("unidirectional", false),
-      optionalScale(n), n.f32Attr("mask_filter_value", -10000.0f),
-      n.intsAttr(n.getInts("qkv_hidden_sizes")), n.boolAttr("do_rotary", false),
-      n.boolAttr("past_present_share_buffer", false),
-      n.i64Attr("rotary_embedding_dim", 0));
+      *x, *w, n.in(2), n.in(3), n.in(4), n.in(5), n.i64Attr("num_heads", 0),
+      n.boolAttr("unidirectional", false), optionalScale(n),
+      n.f32Attr("mask_filter_value", -10000.0f),
+      n.intsAttr(n.getInts("qkv_hidden_sizes")));
 }
 
 FailureOr<ValueList> importMultiHeadAttention(NodeContext &n) {

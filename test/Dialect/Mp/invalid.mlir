@@ -322,6 +322,18 @@ func.func @ms_attention_w(%x: tensor<1x4x64xf32>, %w: tensor<32x192xf32>) -> ten
   return %0#0 : tensor<1x4x64xf32>
 }
 // -----
+func.func @ms_attention_mask_lengths(%x: tensor<2x4x64xf32>, %w: tensor<64x192xf32>, %m: tensor<3xi32>) -> tensor<2x4x64xf32> {
+  // expected-error @+1 {{a 1-D mask_index holds the batch's key lengths (2 entries) or also their starts (4); got 3}}
+  %0:2 = mp.ms.attention %x, %w mask_index %m {num_heads = 4 : i64} : (tensor<2x4x64xf32>, tensor<64x192xf32>, tensor<3xi32>) -> (tensor<2x4x64xf32>, tensor<2x2x4x4x16xf32>)
+  return %0#0 : tensor<2x4x64xf32>
+}
+// -----
+func.func @ms_attention_mask_4d(%x: tensor<1x4x64xf32>, %w: tensor<64x192xf32>, %m: tensor<1x1x8x8xi32>) -> tensor<1x4x64xf32> {
+  // expected-error @+1 {{Megatron's 4-D mask is not supported); got rank 4}}
+  %0:2 = mp.ms.attention %x, %w mask_index %m {num_heads = 4 : i64} : (tensor<1x4x64xf32>, tensor<64x192xf32>, tensor<1x1x8x8xi32>) -> (tensor<1x4x64xf32>, tensor<2x1x4x4x16xf32>)
+  return %0#0 : tensor<1x4x64xf32>
+}
+// -----
 func.func @rms_norm(%x: tensor<2x8xf32>, %s: tensor<3xf32>) -> tensor<2x8xf32> {
   // expected-error @+1 {{scale of type 'tensor<3xf32>' does not broadcast to the normalized dims of 'tensor<2x8xf32>'}}
   %0:2 = mp.rms_norm %x, %s {stash_type = f32} : (tensor<2x8xf32>, tensor<3xf32>) -> (tensor<2x8xf32>, tensor<2x1xf32>)
@@ -400,4 +412,10 @@ func.func @bit_shift_direction(%x: tensor<2xui8>) -> tensor<2xui8> {
   // expected-error @+1 {{'mp.bit_shift' op direction must be LEFT or RIGHT, got 'UP'}}
   %0 = mp.bit_shift %x, %x {direction = "UP"} : (tensor<2xui8>, tensor<2xui8>) -> tensor<2xui8>
   return %0 : tensor<2xui8>
+}
+// -----
+func.func @ms_rotary_positions(%x: tensor<1x4x32xf32>, %pos: tensor<3xi64>, %c: tensor<16x8xf32>) -> tensor<1x4x32xf32> {
+  // expected-error @+1 {{'mp.ms.rotary_embedding' op position_ids must be [batch, sequence] or [1] (a start position); got 'tensor<3xi64>'}}
+  %0 = mp.ms.rotary_embedding %x, %pos, %c, %c {num_heads = 2 : i64} : (tensor<1x4x32xf32>, tensor<3xi64>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<1x4x32xf32>
+  return %0 : tensor<1x4x32xf32>
 }

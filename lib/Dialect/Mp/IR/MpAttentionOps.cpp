@@ -166,6 +166,19 @@ LogicalResult MsAttentionOp::verify() {
   if (!isDyn(in[2]) && !isDyn(w[0]) && in[2] != w[0])
     return emitOpError("weights rows (")
            << w[0] << ") must equal the input hidden size (" << in[2] << ")";
+  if (Value mask = getMaskIndex()) {
+    ArrayRef<int64_t> m = shapeOf(mask);
+    if (m.size() == 0 || m.size() > 3)
+      return emitOpError("mask_index must be key lengths [B] or [2B], a key "
+                         "padding mask [B, T] or a mask [B, S, T] (Megatron's "
+                         "4-D mask is not supported); got rank ")
+             << m.size();
+    if (m.size() == 1 && !isDyn(m[0]) && !isDyn(in[0]) && m[0] != in[0] &&
+        m[0] != 2 * in[0])
+      return emitOpError("a 1-D mask_index holds the batch's key lengths (")
+             << in[0] << " entries) or also their starts (" << 2 * in[0]
+             << "); got " << m[0];
+  }
   return success();
 }
 
@@ -269,6 +282,15 @@ LogicalResult GroupQueryAttentionOp::verify() {
   if (getDoRotary() && (!getCosCache() || !getSinCache()))
     return emitOpError("do_rotary needs cos_cache and sin_cache");
   return success();
+}
+
+LogicalResult MsRotaryEmbeddingOp::verify() {
+  ArrayRef<int64_t> pos = shapeOf(getPositionIds());
+  if (pos.size() == 2 || (pos.size() == 1 && (isDyn(pos[0]) || pos[0] == 1)))
+    return success();
+  return emitOpError("position_ids must be [batch, sequence] or [1] (a start "
+                     "position); got ")
+         << getPositionIds().getType();
 }
 
 LogicalResult RotaryEmbeddingOp::verify() {

@@ -77,18 +77,21 @@ def Mp_MsRotaryEmbeddingOp : Mp_InferOp<"ms.rotary_embedding", [],
     "return ::mp::inferSameAsOperand(adaptor.getOperands(), 0, "
     "inferredReturnTypes);"> {
   let summary = "com.microsoft RotaryEmbedding (position_ids first, then caches)";
+  let description = [{
+    position_ids is [B, S] (one position per token) or [1] (a start
+    position: token s sits at start + s in every batch).
+  }];
   let arguments = (ins Mp_FloatTensor:$input, Mp_IndexTensor:$position_ids,
                    Mp_FloatTensor:$cos_cache, Mp_FloatTensor:$sin_cache,
                    DefaultValuedAttr<BoolAttr, "false">:$interleaved,
                    DefaultValuedAttr<I64Attr, "0">:$num_heads,
-                   DefaultValuedAttr<I64Attr, "0">:$rotary_embedding_dim,
-                   DefaultValuedAttr<F32Attr, "1.0">:$scale,
-                   DefaultValuedAttr<BoolAttr, "false">:$is_packed_batching);
+                   DefaultValuedAttr<I64Attr, "0">:$rotary_embedding_dim);
   let results = (outs Mp_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $position_ids `,` $cos_cache `,` $sin_cache attr-dict `:`
     functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def Mp_MsAttentionOp : Mp_CustomInferOp<"ms.attention", [AttrSizedOperandSegments]> {
@@ -98,19 +101,15 @@ def Mp_MsAttentionOp : Mp_CustomInferOp<"ms.attention", [AttrSizedOperandSegment
                    Optional<Mp_IndexTensor>:$mask_index,
                    Optional<Mp_FloatTensor>:$past,
                    Optional<Mp_FloatTensor>:$attention_bias,
-                   Optional<Mp_IndexTensor>:$past_sequence_length,
                    I64Attr:$num_heads,
                    DefaultValuedAttr<BoolAttr, "false">:$unidirectional,
                    OptionalAttr<F32Attr>:$scale,
                    DefaultValuedAttr<F32Attr, "-10000.0">:$mask_filter_value,
-                   DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$qkv_hidden_sizes,
-                   DefaultValuedAttr<BoolAttr, "false">:$do_rotary,
-                   DefaultValuedAttr<BoolAttr, "false">:$past_present_share_buffer,
-                   DefaultValuedAttr<I64Attr, "0">:$rotary_embedding_dim);
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$qkv_hidden_sizes);
   let results = (outs Mp_FloatTensor:$output, Mp_FloatTensor:$present);
   let assemblyFormat = [{
     $input `,` $weights (`bias` $bias^)? (`mask_index` $mask_index^)? (`past` $past^)?
-    (`attention_bias` $attention_bias^)? (`past_sequence_length` $past_sequence_length^)?
+    (`attention_bias` $attention_bias^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
