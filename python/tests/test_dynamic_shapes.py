@@ -82,10 +82,13 @@ def test_decoder_one_variant_for_every_shape(precision):
 def test_fused_attention_dynamic_cache_length():
     """With mp-fuse-attention, the decoder's attention is one op whose past
     (Concat-ed) cache has a run-time length: one variant for every length,
-    like onnxruntime."""
+    like onnxruntime. The keys stream in blocks of 256 with an online
+    softmax; the lengths cover no whole block, exactly one whole block and
+    an empty rest (255 + 1 keys), and two whole blocks and a rest."""
     rng = np.random.default_rng(9)
     model = mp.compile(DECODER, dynamic_shapes=True, fuse_attention=True)
-    for batch, enc_len, past in [(2, 10, 5), (1, 4, 0), (1, 7, 31)]:
+    for batch, enc_len, past in [(2, 10, 5), (1, 4, 0), (1, 7, 31), (1, 3, 255),
+                                 (2, 5, 600)]:
         feeds = _decoder_inputs(rng, batch, enc_len, past)
         _assert_matches_ort(model.run(feeds), DECODER, feeds, 1e-4,
                             (batch, enc_len, past))

@@ -196,20 +196,27 @@ func.func @concat_shape_gather(%p: tensor<?x4x?x8xf32>, %n: tensor<?x4x1x8xf32>,
 // -----
 
 // Attention with a past of run-time length: past and new keys are joined,
-// the causal rule counts from the past's run-time length, and the scores
-// are materialized (the CPU streams only caches of static length).
+// the keys stream in blocks of 256 up to the run-time number of whole
+// blocks, then one block of the run-time rest, and the causal rule counts
+// from the past's run-time length. No score tensor spans every key.
 // CHECK-LABEL: func.func @attention_dynamic_past
 // CHECK-SAME: (%[[Q:.+]]: tensor<?x4x1x16xf32>, %[[K:.+]]: tensor<?x2x1x16xf32>, %[[V:.+]]: tensor<?x2x1x16xf32>, %[[PK:.+]]: tensor<?x2x?x16xf32>, %[[PV:.+]]: tensor<?x2x?x16xf32>)
 // CHECK-DAG: %[[P:.+]] = tensor.dim %[[PK]], %c2
 // CHECK: tensor.insert_slice %[[PK]]
-// CHECK: tensor.insert_slice %[[K]]
-// CHECK: linalg.generic
-// CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]
+// CHECK: %[[KEYS:.+]] = tensor.insert_slice %[[K]]
+// CHECK: %[[NB:.+]] = arith.divui %[[T:.+]], %c256 : index
+// CHECK: %[[WHOLE:.+]] = arith.muli %[[NB]], %c256 : index
+// CHECK: scf.for %[[T0:.+]] = %c0 to %[[WHOLE]] step %c256
+// CHECK: tensor.extract_slice %[[KEYS]][0, 0, %[[T0]], 0] [%{{.+}}, 2, 256, 16]
 // The one query (s = 0) sees keys t <= P.
-// CHECK: %[[T:.+]] = linalg.index 3 : index
-// CHECK: arith.cmpi sgt, %[[T]], %[[P]] : index
+// CHECK: %[[I:.+]] = linalg.index 3 : index
+// CHECK: %[[KEY:.+]] = arith.addi %[[I]], %[[T0]] : index
+// CHECK: arith.cmpi sgt, %[[KEY]], %[[P]] : index
 // CHECK: math.exp
-// CHECK-NOT: scf.for
+// CHECK: scf.yield
+// CHECK: %[[REST:.+]] = arith.subi %[[T]], %[[WHOLE]] : index
+// CHECK: tensor.extract_slice %[[KEYS]][0, 0, %[[WHOLE]], 0] [%{{.+}}, 2, %[[REST]], 16]
+// CHECK-NOT: tensor<?x4x1x?xf32> = linalg.generic {{.*}} ins(%[[KEYS]]
 func.func @attention_dynamic_past(%q: tensor<?x4x1x16xf32>, %k: tensor<?x2x1x16xf32>, %v: tensor<?x2x1x16xf32>, %pk: tensor<?x2x?x16xf32>, %pv: tensor<?x2x?x16xf32>) -> (tensor<?x4x1x16xf32>, tensor<?x2x?x16xf32>) {
   %o, %k2, %v2, %qk = mp.attention %q, %k, %v past(%pk, %pv) {is_causal = true} : (tensor<?x4x1x16xf32>, tensor<?x2x1x16xf32>, tensor<?x2x1x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> (tensor<?x4x1x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x4x1x?xf32>)
   return %o, %k2 : tensor<?x4x1x16xf32>, tensor<?x2x?x16xf32>
@@ -235,22 +242,29 @@ func.func @rotary_dynamic(%x: tensor<?x?x32xf16>, %pos: tensor<?x?xi64>, %cos: t
 // -----
 
 // com.microsoft MultiHeadAttention with a past of run-time length and an
-// additive bias whose dynamic batch dim may be 1 at run time: the bias is
-// expanded in an scf.if, past and new keys are joined, and the causal rule
-// counts from the past's run-time length.
+// additive bias whose dynamic dims may be 1 at run time: the bias is
+// expanded in an scf.if along the keys before the key blocks slice it, and
+// along the batch for each block; past and new keys are joined, and the
+// causal rule counts from the past's run-time length.
 // CHECK-LABEL: func.func @mha_dynamic_past
 // CHECK-SAME: %[[BIAS:[^:]+]]: tensor<?x1x?x?xf32>, %[[PK:[^:]+]]: tensor<?x2x?x16xf32>
 // CHECK: %[[P:.+]] = tensor.dim %[[PK]], %c2
 // CHECK: tensor.insert_slice %[[PK]]
 // CHECK: %[[KEYS:.+]] = tensor.insert_slice %{{.+}}[0, 0, %[[P]], 0]
-// CHECK: %[[SCORES:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%{{.+}}, %[[KEYS]] :
-// CHECK: %[[NB:.+]] = tensor.dim %[[BIAS]], %c0
+// CHECK: %[[NT:.+]] = tensor.dim %[[BIAS]], %c3
+// CHECK: %[[UNITT:.+]] = arith.cmpi eq, %[[NT]], %c1
+// CHECK: %[[GROWST:.+]] = arith.andi %[[UNITT]]
+// CHECK: %[[FULL:.+]] = scf.if %[[GROWST]] -> (tensor<?x1x?x?xf32>)
+// CHECK: scf.for %[[T0:[^ ]+]] =
+// CHECK: %[[NB:.+]] = tensor.dim %[[FULL]], %c0
+// CHECK: tensor.extract_slice %[[FULL]][0, 0, 0, %[[T0]]]
 // CHECK: %[[UNIT:.+]] = arith.cmpi eq, %[[NB]], %c1
 // CHECK: %[[GROWS:.+]] = arith.andi %[[UNIT]]
-// CHECK: scf.if %[[GROWS]] -> (tensor<?x1x?x?xf32>)
+// CHECK: scf.if %[[GROWS]] -> (tensor<?x1x?x256xf32>)
 // CHECK: %[[T:.+]] = linalg.index 3 : index
+// CHECK: %[[KEY:.+]] = arith.addi %[[T]], %[[T0]] : index
 // CHECK: %[[LIMIT:.+]] = arith.addi %{{.+}}, %[[P]] : index
-// CHECK: arith.cmpi sgt, %[[T]], %[[LIMIT]] : index
+// CHECK: arith.cmpi sgt, %[[KEY]], %[[LIMIT]] : index
 func.func @mha_dynamic_past(%q: tensor<?x?x32xf32>, %k: tensor<?x?x32xf32>, %v: tensor<?x?x32xf32>, %bias: tensor<?x1x?x?xf32>, %pk: tensor<?x2x?x16xf32>, %pv: tensor<?x2x?x16xf32>) -> (tensor<?x?x32xf32>, tensor<?x2x?x16xf32>) {
   %0:3 = mp.ms.multi_head_attention %q key %k value %v attention_bias %bias past_key %pk past_value %pv {num_heads = 2 : i64, unidirectional = true} : (tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x1x?x?xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> (tensor<?x?x32xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>)
   return %0#0, %0#1 : tensor<?x?x32xf32>, tensor<?x2x?x16xf32>

@@ -276,6 +276,9 @@ constexpr int64_t kKeyBlock = 256;
 /// online softmax (flash attention): per
 /// query a running maximum m, a running sum l of exp(s - m) and an output
 /// accumulator, both rescaled by exp(m_old - m_new) when the maximum grows.
+/// Batch, query and key counts may be known only at run time: the loop then
+/// runs to the run-time number of whole blocks, and the last block holds
+/// the rest (possibly none).
 ///
 /// With `keyLimit` (index), keys at or beyond it are masked by `m` already;
 /// the loop stops after the block that holds the last key before it.
@@ -289,41 +292,69 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   auto rowType = RankedTensorType::get({B, Hq, S}, f32);
   auto accType = RankedTensorType::get({B, Hq, S, Dv}, f32);
-  auto filled = [&](RankedTensorType t, double value) -> Value {
-    Value empty = tensor::EmptyOp::create(b, loc, t.getShape(), f32);
+  // Run-time sizes of the rows (q's [B, Hq, S]) and of the accumulator.
+  SmallVector<Value> rowSizes, accSizes;
+  for (int64_t i = 0; i < 3; ++i)
+    if (rowType.isDynamicDim(i))
+      rowSizes.push_back(dimValue(b, loc, q, i));
+  accSizes = rowSizes;
+  if (ShapedType::isDynamic(Dv))
+    accSizes.push_back(dimValue(b, loc, v, 3));
+  auto filled = [&](RankedTensorType t, ValueRange sizes, double value) {
     return linalg::FillOp::create(b, loc, scalarConst(b, loc, f32, value),
-                                  empty)
+                                  emptyTensor(b, loc, t, sizes))
         .getResult(0);
   };
+  // Same-shape operands, no broadcasting to decide.
+  auto pointwise = [](OpBuilder &nb, Location l, RankedTensorType type,
+                      ValueRange operands, ArrayRef<AffineMap> maps,
+                      ScalarFn body) {
+    return parallelGeneric(nb, l, type, operands, maps, body);
+  };
+  AffineMap row4 = AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx);
+  AffineMap id3 = b.getMultiDimIdentityMap(3), id4 = b.getMultiDimIdentityMap(4);
   SmallVector<int64_t> lastAxis = {3};
+  Value keys = dimValue(b, loc, k, 2);
+  // A mask whose key dim is known only at run time may be 1 there
+  // (broadcast over the keys): expand it once, before the blocks slice it.
+  MaskSpec full = m;
+  for (Value *mask : {&full.additive, &full.keep, &full.fillMask}) {
+    if (!*mask)
+      continue;
+    auto mt = typeOf(*mask);
+    if (mt.getRank() > 0 && mt.isDynamicDim(mt.getRank() - 1))
+      *mask = expandUnitDim(b, loc, *mask, mt.getRank() - 1, keys);
+  }
   // One block of `size` keys from t0: the new (max, sum, accumulator).
-  auto step = [&](OpBuilder &nb, Location l, Value t0, int64_t size,
+  auto step = [&](OpBuilder &nb, Location l, Value t0, OpFoldResult size,
                   ValueRange iter) -> SmallVector<Value> {
-        auto blockType = RankedTensorType::get({B, Hq, S, size}, f32);
-        // [t0, t0 + block) along `axis`.
+        std::optional<int64_t> staticSize = getConstantIntValue(size);
+        auto blockType = RankedTensorType::get(
+            {B, Hq, S, staticSize ? *staticSize : ShapedType::kDynamic}, f32);
+        // [t0, t0 + size) along `axis`.
         auto slice = [&](Value x, int64_t axis) -> Value {
           auto xt = typeOf(x);
           SmallVector<OpFoldResult> offsets(xt.getRank(), nb.getIndexAttr(0));
           SmallVector<OpFoldResult> sizes, strides(xt.getRank(),
                                                    nb.getIndexAttr(1));
-          for (int64_t size : xt.getShape())
-            sizes.push_back(nb.getIndexAttr(size));
+          for (int64_t i = 0; i < xt.getRank(); ++i)
+            sizes.push_back(getAsOpFoldResult(dimValue(nb, l, x, i)));
           offsets[axis] = t0;
-          sizes[axis] = nb.getIndexAttr(size);
+          sizes[axis] = size;
           return tensor::ExtractSliceOp::create(nb, l, x, offsets, sizes,
                                                 strides);
         };
         auto keysOf = [&](Value mask) -> Value {
           if (!mask || typeOf(mask).getRank() == 0 ||
-              typeOf(mask).getShape().back() != T)
+              typeOf(mask).getShape().back() == 1)
             return mask; // broadcast over the keys
           return slice(mask, typeOf(mask).getRank() - 1);
         };
-        MaskSpec mb = m;
-        mb.additive = keysOf(m.additive);
-        mb.keep = keysOf(m.keep);
-        mb.keyPadding = keysOf(m.keyPadding);
-        mb.fillMask = keysOf(m.fillMask);
+        MaskSpec mb = full;
+        mb.additive = keysOf(full.additive);
+        mb.keep = keysOf(full.keep);
+        mb.keyPadding = keysOf(full.keyPadding);
+        mb.fillMask = keysOf(full.fillMask);
         Value scores = contract(
             nb, l, blockType, q,
             a.qMap, slice(k, 2), a.kMap, f32);
@@ -345,8 +376,8 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
             [](OpBuilder &ib, Location il, Value x, Value acc) -> Value {
               return arith::MaximumFOp::create(ib, il, x, acc);
             });
-        Value maxNew = elementwise(
-            nb, l, rowType, {iter[0], blockMax},
+        Value maxNew = pointwise(
+            nb, l, rowType, {iter[0], blockMax}, {id3, id3},
             [](OpBuilder &ib, Location il, ValueRange a) -> Value {
               return arith::MaximumFOp::create(ib, il, a[0], a[1]);
             });
@@ -356,8 +387,8 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
                            });
         // alpha = exp(m_old - m_new): 0 when m_old is -inf (l and the
         // accumulator are still 0 then).
-        Value alpha = elementwise(
-            nb, l, rowType, {iter[0], maxNew},
+        Value alpha = pointwise(
+            nb, l, rowType, {iter[0], maxNew}, {id3, id3},
             [&](OpBuilder &ib, Location il, ValueRange a) -> Value {
               Value e = shiftedExp(ib, il, a[0], a[1]);
               return arith::SelectOp::create(ib, il, isNegInf(ib, il, a[0]),
@@ -368,8 +399,8 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
             [](OpBuilder &ib, Location il, Value x, Value acc) -> Value {
               return arith::AddFOp::create(ib, il, x, acc);
             });
-        Value sumNew = elementwise(
-            nb, l, rowType, {iter[1], alpha, blockSum},
+        Value sumNew = pointwise(
+            nb, l, rowType, {iter[1], alpha, blockSum}, {id3, id3, id3},
             [](OpBuilder &ib, Location il, ValueRange a) -> Value {
               return arith::AddFOp::create(
                   ib, il, arith::MulFOp::create(ib, il, a[0], a[1]), a[2]);
@@ -377,49 +408,55 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
         Value pv = contract(
             nb, l, accType, p,
             a.qMap, slice(v, 2), a.vMap, f32);
-        Value accNew = parallelGeneric(
-            nb, l, accType, ValueRange{iter[2], alpha, pv},
-            {nb.getMultiDimIdentityMap(4),
-             AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx),
-             nb.getMultiDimIdentityMap(4)},
+        Value accNew = pointwise(
+            nb, l, accType, ValueRange{iter[2], alpha, pv}, {id4, row4, id4},
             [](OpBuilder &ib, Location il, ValueRange a) -> Value {
               return arith::AddFOp::create(
                   ib, il, arith::MulFOp::create(ib, il, a[0], a[1]), a[2]);
             });
         return {maxNew, sumNew, accNew};
   };
-  int64_t full = T / block * block;
+  // The keys in whole blocks (folded when the key count is static).
+  Value blockSize = indexConst(b, loc, block);
+  Value whole = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, keys, blockSize), blockSize);
   // A sink starts each row as if it were the first key: max = sink,
   // sum = exp(sink - sink) = 1, no value.
-  Value max0 = filled(rowType, -INFINITY), sum0 = filled(rowType, 0);
+  Value max0 = filled(rowType, rowSizes, -INFINITY),
+        sum0 = filled(rowType, rowSizes, 0);
   if (m.sink) {
     max0 = parallelGeneric(b, loc, rowType, m.sink,
                            {AffineMap::get(3, 0, {d(1)}, ctx)},
                            [](OpBuilder &, Location, ValueRange a) {
                              return a[0];
-                           });
-    sum0 = filled(rowType, 1.0);
+                           },
+                           rowSizes);
+    sum0 = filled(rowType, rowSizes, 1.0);
   }
   // Whole blocks past the limit add nothing (every key is masked).
-  Value upper = indexConst(b, loc, full);
+  Value upper = whole;
   if (keyLimit) {
     Value rounded = arith::MulIOp::create(
-        b, loc,
-        arith::CeilDivSIOp::create(b, loc, keyLimit, indexConst(b, loc, block)),
-        indexConst(b, loc, block));
+        b, loc, arith::CeilDivSIOp::create(b, loc, keyLimit, blockSize),
+        blockSize);
     upper = arith::MinSIOp::create(b, loc, upper, rounded);
   }
   auto loop = scf::ForOp::create(
-      b, loc, indexConst(b, loc, 0), upper,
-      indexConst(b, loc, block),
-      ValueRange{max0, sum0, filled(accType, 0)},
+      b, loc, indexConst(b, loc, 0), upper, blockSize,
+      ValueRange{max0, sum0, filled(accType, accSizes, 0)},
       [&](OpBuilder &nb, Location l, Value t0, ValueRange iter) {
-        scf::YieldOp::create(nb, l, step(nb, l, t0, block, iter));
+        scf::YieldOp::create(nb, l,
+                             step(nb, l, t0, nb.getIndexAttr(block), iter));
       });
   SmallVector<Value> state(loop.getResults());
-  // The keys after the last full block (a decode step's new token).
-  if (T > full)
-    state = step(b, loc, indexConst(b, loc, full), T - full, state);
+  // The keys after the last whole block (a decode step's new token): as
+  // many as the static key count leaves, or the run-time rest.
+  if (ShapedType::isDynamic(T))
+    state = step(b, loc, whole, arith::SubIOp::create(b, loc, keys, whole)
+                                    .getResult(),
+                 state);
+  else if (T % block)
+    state = step(b, loc, whole, b.getIndexAttr(T % block), state);
   return withStat(b, loc, RankedTensorType::get({B, Hq, S, Dv}, elt),
                   state[2], state[1], lastAxis,
                   [&](OpBuilder &ib, Location il, ValueRange a) {
@@ -500,7 +537,10 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
       return {out, Value()};
   }
   // Long caches stream: the scores exist one block of keys at a time.
-  if (streamLongCaches && !needScores && T >= 2 * kKeyBlock)
+  // A cache of run-time length streams whatever its length: its scores
+  // could not be bounded when compiling.
+  if (streamLongCaches && !needScores &&
+      (ShapedType::isDynamic(T) || T >= 2 * kKeyBlock))
     return {attendStreaming(b, loc, q, k, v, scale, m, kKeyBlock, keyLimit),
             Value()};
 
