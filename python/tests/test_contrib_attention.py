@@ -49,8 +49,9 @@ def _ms_attention(P=0, unidirectional=0, padding=False, attention_bias=False, ma
         keep[1, :2] = 0  # batch 1 ignores its first two keys
         feeds["mask"] = keep
         inputs[3] = "mask"
-    if mask == "lengths":  # 1-D [B]: keys from end[b] on are padding
-        feeds["mask_ends"] = np.array([P + S, P + S - 2], np.int32)
+    if mask in ("lengths", "no_keys"):  # 1-D [B]: keys from end[b] on are padding
+        feeds["mask_ends"] = np.array([P + S, P + S - 2 if mask == "lengths" else 0],
+                                      np.int32)
         inputs[3] = "mask_ends"
     elif mask == "ranges":  # 1-D [2B]: ends, then starts (left padding)
         feeds["mask_ranges"] = np.array([P + S - 1, P + S, 0, 2], np.int32)
@@ -123,6 +124,9 @@ CASES = {
     "attention_bias_causal": (_ms_attention, dict(attention_bias=True, unidirectional=1)),
     "attention_qkv_hidden_sizes": (_ms_attention, dict(qkv_hidden_sizes=[16, 16, 24])),
     "attention_key_lengths": (_ms_attention, dict(P=3, mask="lengths")),
+    # Every key of batch 1 masked: onnxruntime adds mask_filter_value to
+    # the scores, so the row keeps their softmax.
+    "attention_no_keys": (_ms_attention, dict(P=3, mask="no_keys")),
     "attention_key_ranges_causal": (_ms_attention, dict(P=3, mask="ranges", unidirectional=1)),
     "attention_mask_per_query": (_ms_attention, dict(P=2, mask="per_query")),
     "attention_past_sequence_length": (_ms_attention, dict(P=4, past_sequence_length=True,

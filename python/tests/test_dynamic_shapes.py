@@ -445,32 +445,46 @@ def test_resize_to_sizes_over_runtime_lengths(tmp_path):
     """Resize to a constant output length from a run-time input length,
     compiled once: the scale (size / length) is a run-time value, in
     nearest, linear and cubic modes and several coordinate transformations,
-    for lengths below, at and above the output size."""
+    antialiased (downsampling then widens the filter over a run-time window
+    of taps), and keeping the aspect ratio (the output sizes are then
+    run-time values), for lengths below, at and above the output size."""
     f, i64 = TensorProto.FLOAT, TensorProto.INT64
     init = [helper.make_tensor("sizes", i64, [4], [1, 1, 4, 12]),
-            helper.make_tensor("sizes_axis", i64, [1], [12])]
-    cases = {  # output: (mode, coordinate transformation, axes)
-        "nearest": ("nearest", "half_pixel", None),
-        "linear": ("linear", "half_pixel", None),
-        "corners": ("linear", "align_corners", None),
-        "asymmetric": ("linear", "asymmetric", None),
-        "cubic": ("cubic", "pytorch_half_pixel", [3]),
+            helper.make_tensor("sizes_axis", i64, [1], [12]),
+            helper.make_tensor("sizes_hw", i64, [2], [6, 12])]
+    cases = {  # output: (mode, coordinate transformation, sizes, extra attributes)
+        "nearest": ("nearest", "half_pixel", "sizes", {}),
+        "linear": ("linear", "half_pixel", "sizes", {}),
+        "corners": ("linear", "align_corners", "sizes", {}),
+        "asymmetric": ("linear", "asymmetric", "sizes", {}),
+        "cubic": ("cubic", "pytorch_half_pixel", "sizes_axis", {"axes": [3]}),
+        "antialias": ("linear", "half_pixel", "sizes_axis", {"axes": [3], "antialias": 1}),
+        "antialias_cubic_excluded": ("cubic", "half_pixel", "sizes_axis",
+                                     {"axes": [3], "antialias": 1, "exclude_outside": 1}),
+        "not_larger": ("linear", "half_pixel", "sizes_hw",
+                       {"axes": [2, 3], "keep_aspect_ratio_policy": "not_larger"}),
+        "not_smaller": ("nearest", "asymmetric", "sizes_hw",
+                        {"axes": [2, 3], "keep_aspect_ratio_policy": "not_smaller"}),
     }
-    nodes = [helper.make_node("Resize", ["x", "", "", "sizes_axis" if axes else "sizes"],
-                              [name], mode=mode, coordinate_transformation_mode=ctm,
-                              **({"axes": axes} if axes else {}))
-             for name, (mode, ctm, axes) in cases.items()]
+    nodes = [helper.make_node("Resize", ["x", "", "", sizes], [name], mode=mode,
+                              coordinate_transformation_mode=ctm, **attrs)
+             for name, (mode, ctm, sizes, attrs) in cases.items()]
     graph = helper.make_graph(
         nodes, "resize_sizes", [helper.make_tensor_value_info("x", f, [1, 1, 4, "t"])],
         [helper.make_tensor_value_info(n, f, None) for n in cases], initializer=init)
-    path = _save(tmp_path, graph, opset=18)
+    path = _save(tmp_path, graph, opset=19)
     model = mp.compile(path, dynamic_shapes=True)
+    from onnx.reference import ReferenceEvaluator
+    reference = ReferenceEvaluator(onnx.load(str(path)))
     rng = np.random.default_rng(14)
-    for length in (1, 5, 12, 30):
+    for length in (1, 5, 12, 30, 77):
         feeds = {"x": rng.standard_normal((1, 1, 4, length)).astype(np.float32)}
-        _assert_matches_ort(model.run(feeds), path, feeds, 1e-5, length)
+        got = model.run(feeds)
+        for name, want in zip(cases, reference.run(None, feeds)):
+            assert got[name].shape == want.shape, (name, length)
+            np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-5,
+                                       err_msg=f"{name} at length {length}")
     assert model.num_variants == 1
-
 
 
 def test_reverse_slices_over_runtime_lengths(tmp_path):

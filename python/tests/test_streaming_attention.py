@@ -2,7 +2,10 @@
 an online softmax; the score matrix never exists whole). ONNX Attention-23
 with 600+ cached keys against onnxruntime's CPU kernel: decode and prefill,
 grouped-query heads, float and bool masks, causal, soft cap; and the
-com.microsoft GroupQueryAttention path."""
+com.microsoft GroupQueryAttention path. Every case also runs compiled once
+with run-time cache, query and mask lengths (`dynamic_shapes`), where the
+number of key blocks is decided at run time; a mask shorter than the keys
+is padded as the ONNX reference pads it."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from conftest import run_mp_and_onnxruntime
 B, HQ, HKV, D = 1, 4, 2, 16
 
 
-def _model(S, P, mask=None, **attrs):
+def _model(S, P, mask=None, mask_keys=None, **attrs):
     rng = np.random.default_rng(P + S)
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     vi = lambda n, t, s: helper.make_tensor_value_info(n, t, s)  # noqa: E731
@@ -25,9 +28,10 @@ def _model(S, P, mask=None, **attrs):
     inputs = ["q", "k", "v", "", "pk", "pv"]
     graph_inputs = [vi(n, TensorProto.FLOAT, list(a.shape)) for n, a in feeds.items()]
     if mask == "float":
-        feeds["m"] = np.where(rng.random((S, T)) < 0.2, -np.inf, f(S, T)).astype(np.float32)
+        M = mask_keys or T  # a shorter mask is padded with -inf
+        feeds["m"] = np.where(rng.random((S, M)) < 0.2, -np.inf, f(S, M)).astype(np.float32)
         feeds["m"][:, 0] = 0  # every query sees a key
-        graph_inputs.append(vi("m", TensorProto.FLOAT, [S, T]))
+        graph_inputs.append(vi("m", TensorProto.FLOAT, [S, M]))
         inputs[3] = "m"
     elif mask == "bool":
         feeds["m"] = rng.random((S, T)) > 0.3
@@ -49,10 +53,43 @@ CASES = {
     "exact_blocks_scaled": dict(S=2, P=510, scale=0.3),
 }
 
+# Run-time dims of the dynamic variant: query length, cache length, mask.
+SYMBOLIC_DIMS = {"q": {2: "s"}, "k": {2: "s"}, "v": {2: "s"}, "pk": {2: "p"}, "pv": {2: "p"},
+                 "m": {0: "s", 1: "t"}}
 
+
+def _compile(tmp_path, model, dynamic):
+    import onnx
+
+    import mp
+    if dynamic:
+        for vi in model.graph.input:
+            for axis, name in SYMBOLIC_DIMS.get(vi.name, {}).items():
+                vi.type.tensor_type.shape.dim[axis].dim_param = name
+    path = tmp_path / "dynamic.onnx"
+    onnx.save(model, str(path))
+    return mp.compile(path, dynamic_shapes=dynamic)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_streaming_attention_matches_onnxruntime(tmp_path, case):
+def test_streaming_attention_matches_onnxruntime(tmp_path, case, dynamic):
     model, feeds = _model(**CASES[case])
     got, want = run_mp_and_onnxruntime(tmp_path, model, feeds)
+    if dynamic:
+        got = _compile(tmp_path, model, True).run(feeds)
     for (name, g), w in zip(got.items(), want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=f"{case}: {name}")
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_mask_shorter_than_keys_is_padded(tmp_path, dynamic):
+    """An attn_mask covering fewer keys than the cache holds: the keys past
+    its end are masked (the ONNX reference pads it with -inf), whether the
+    lengths are known when compiling or only at run time."""
+    from onnx.reference import ReferenceEvaluator
+    model, feeds = _model(S=2, P=600, mask="float", mask_keys=590)
+    want = ReferenceEvaluator(model).run(None, feeds)
+    got = _compile(tmp_path, model, dynamic).run(feeds)
+    for (name, g), w in zip(got.items(), want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=name)

@@ -408,7 +408,7 @@ func.func @einsum_dynamic(%a: tensor<?x?x8xf32>, %b: tensor<?x8x?xf32>) -> tenso
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<1x4x?xf32>
 // CHECK: %[[L:.+]] = tensor.dim %[[X]], %c2
 // CHECK: %[[L64:.+]] = arith.index_cast %[[L]] : index to i64
-// CHECK: %[[LF:.+]] = arith.uitofp %[[L64]] : i64 to f64
+// CHECK: %[[LF:.+]] = arith.sitofp %[[L64]] : i64 to f64
 // CHECK: %[[SF:.+]] = arith.mulf %[[LF]], %{{.+}} : f64
 // CHECK: %[[FL:.+]] = math.floor %[[SF]] : f64
 // CHECK: %[[OI:.+]] = arith.fptosi %[[FL]] : f64 to i64
@@ -425,19 +425,18 @@ func.func @resize_dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x?xf32> {
 // -----
 
 // Resize to a constant size along a run-time length: the scale, size / L,
-// and its inverse are computed at run time; the output is static.
+// is computed at run time and output coordinates are divided by it (as the
+// reference does); the output is static.
 // CHECK-LABEL: func.func @resize_sizes_dynamic
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<1x4x?xf32>
 // CHECK-DAG: %[[SIZE:.+]] = arith.constant 1.600000e+01 : f64
-// CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f64
 // CHECK: %[[L:.+]] = tensor.dim %[[X]], %c2
 // CHECK: %[[L64:.+]] = arith.index_cast %[[L]] : index to i64
 // CHECK: %[[LF:.+]] = arith.sitofp %[[L64]] : i64 to f64
 // CHECK: %[[SCALE:.+]] = arith.divf %[[SIZE]], %[[LF]] : f64
-// CHECK: %[[INV:.+]] = arith.divf %[[ONE]], %[[SCALE]] : f64
 // CHECK: tensor.empty() : tensor<1x4x16xf32>
 // CHECK: linalg.generic
-// CHECK: arith.mulf %{{.+}}, %[[INV]] : f64
+// CHECK: arith.divf %{{.+}}, %[[SCALE]] : f64
 func.func @resize_sizes_dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x16xf32> {
   %sizes = mp.constant dense<[1, 4, 16]> : tensor<3xi64>
   %0 = mp.resize %x sizes %sizes {mode = "linear"} : (tensor<1x4x?xf32>, tensor<3xi64>) -> tensor<1x4x16xf32>
@@ -588,3 +587,27 @@ func.func @tensor_scatter_dynamic(%c: tensor<?x2x?x8xf32>, %u: tensor<?x2x?x8xf3
   %0 = mp.tensor_scatter %c, %u at %w {axis = -2 : i64} : (tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?xi64>) -> tensor<?x2x?x8xf32>
   return %0 : tensor<?x2x?x8xf32>
 }
+
+// -----
+
+// Antialiased downsampling to a constant size along a run-time length: the
+// filter covers 1 / scale input pixels, so the taps are a run-time window
+// first .. -first + 1 (first = floor(-1 / s) + 1): one loop sums their
+// weights, one loop reads them.
+// CHECK-LABEL: func.func @resize_antialias_dynamic
+// CHECK: %[[SCALE:.+]] = arith.divf %{{.+}}, %{{.+}} : f64
+// CHECK: linalg.generic
+// CHECK: %[[S:.+]] = arith.minimumf %[[SCALE]], %{{.+}} : f64
+// CHECK: %[[W:.+]] = arith.divf %{{.+}}, %[[S]] : f64
+// CHECK: %[[FIRST:.+]] = math.floor %[[W]] : f64
+// CHECK: %[[TOTAL:.+]] = scf.for {{.*}} iter_args
+// CHECK: scf.yield
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: arith.divf %{{.+}}, %[[TOTAL]] : f64
+// CHECK: tensor.extract %{{.+}} : tensor<1x4x?xf32>
+func.func @resize_antialias_dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x16xf32> {
+  %sizes = mp.constant dense<[1, 4, 16]> : tensor<3xi64>
+  %0 = mp.resize %x sizes %sizes {mode = "linear", antialias = 1 : i64} : (tensor<1x4x?xf32>, tensor<3xi64>) -> tensor<1x4x16xf32>
+  return %0 : tensor<1x4x16xf32>
+}
+

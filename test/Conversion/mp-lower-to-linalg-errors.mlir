@@ -1,15 +1,13 @@
 // RUN: not mp-opt %s -split-input-file --mp-lower-to-linalg 2>&1 | FileCheck %s
 
 // Forms without a dynamic-shape lowering yet are reported with the node
-// name when their shapes are dynamic: antialiased Resize to constant sizes
-// over a run-time length (the filter width would depend on the run-time
-// scale).
-func.func @dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x16xf32> {
-  %sizes = mp.constant dense<[1, 4, 16]> : tensor<3xi64>
-  %0 = mp.resize %x sizes %sizes {mode = "linear", antialias = 1 : i64} : (tensor<1x4x?xf32>, tensor<3xi64>) -> tensor<1x4x16xf32> loc("resize_node")
-  return %0 : tensor<1x4x16xf32>
+// name when their shapes are dynamic: a rotary embedding whose hidden width
+// is known only at run time (the head split needs it).
+func.func @dynamic(%x: tensor<1x4x?xf32>, %pos: tensor<1x4xi64>, %c: tensor<16x8xf32>) -> tensor<1x4x?xf32> {
+  %0 = mp.ms.rotary_embedding %x, %pos, %c, %c {num_heads = 2 : i64} : (tensor<1x4x?xf32>, tensor<1x4xi64>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<1x4x?xf32> loc("rotary_node")
+  return %0 : tensor<1x4x?xf32>
 }
-// CHECK: error: {{.*}}cannot lower 'mp.resize' (node 'resize_node'): its shapes are dynamic and it has no dynamic-shape lowering yet (pin the graph inputs with --mp-specialize-shapes or --input-shape)
+// CHECK: error: {{.*}}cannot lower 'mp.ms.rotary_embedding' (node 'rotary_node'): its shapes are dynamic and it has no dynamic-shape lowering yet (pin the graph inputs with --mp-specialize-shapes or --input-shape)
 
 // -----
 

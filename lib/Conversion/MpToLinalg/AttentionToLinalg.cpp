@@ -121,8 +121,8 @@ Value batchFilled(OpBuilder &b, Location loc, int64_t batch, Value value) {
 struct MaskSpec {
   Value additive;    // float, broadcast to [B, H, S, T]
   Value keep;        // bool, broadcast to [B, H, S, T]: false masks
-  Value keyPadding;  // integer [B, T]: 0 masks with `fill`
-  Value fillMask;    // integer, broadcast to [B, H, S, T]: 0 masks with `fill`
+  Value keyPadding;  // integer [B, T]: <= 0 adds `fill`
+  Value fillMask;    // integer, broadcast to [B, H, S, T]: <= 0 adds `fill`
   Value kvLength;    // integer [B]: keys t >= kvLength[b] are masked
   double fill = -INFINITY;
   bool causal = false;
@@ -211,13 +211,17 @@ std::pair<Value, Value> scaleAndMask(OpBuilder &b, Location loc, Value scores,
           v = arith::AddFOp::create(nb, l, v, castScalar(nb, l, a[i++], f32));
         if (m.keep)
           v = arith::SelectOp::create(nb, l, a[i++], v, negInf);
-        // An integer mask's zeros take the score `fill`.
+        // An integer mask adds `fill` where it is not positive, as
+        // onnxruntime's kernels do (a row with every key masked then keeps
+        // the softmax of its scores).
         auto fillZeros = [&](Value mask) {
           Value zero = scalarConst(nb, l, mask.getType(), 0);
-          Value pad = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
-                                            mask, zero);
-          v = arith::SelectOp::create(nb, l, pad,
-                                      scalarConst(nb, l, f32, m.fill), v);
+          Value keep = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt,
+                                             mask, zero);
+          v = arith::AddFOp::create(
+              nb, l, v,
+              arith::SelectOp::create(nb, l, keep, scalarConst(nb, l, f32, 0),
+                                      scalarConst(nb, l, f32, m.fill)));
         };
         if (m.fillMask)
           fillZeros(a[i++]);
@@ -579,36 +583,51 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
   return {cast, stage};
 }
 
-/// A mask shorter than the keys (last dim) extended to `keys` with -inf
-/// (float) or false (bool), as ONNX Attention's reference pads it.
-Value padKeys(OpBuilder &b, Location loc, Value mask, int64_t keys,
+/// A mask shorter than the keys (last dim) extended to the key count of
+/// `keys` [B, H, T, D] with -inf (float) or false (bool), as ONNX
+/// Attention's reference pads it. A last dim of 1 broadcasts instead; when
+/// it is known only at run time, so is the choice.
+Value padKeys(OpBuilder &b, Location loc, Value mask, Value keys,
               bool isBool) {
   auto t = typeOf(mask);
   if (t.getRank() == 0)
     return mask; // one value for every score
-  int64_t have = t.getShape().back();
-  if (have == 1 || have >= keys)
+  int64_t rank = t.getRank();
+  int64_t have = t.getShape().back(), total = typeOf(keys).getDimSize(2);
+  if (have == 1 || (!ShapedType::isDynamic(have) &&
+                    !ShapedType::isDynamic(total) && have >= total))
     return mask;
   SmallVector<int64_t> shape(t.getShape());
-  shape.back() = keys;
-  int64_t rank = t.getRank();
+  shape.back() = total;
+  auto type = RankedTensorType::get(shape, t.getElementType());
+  Value haveValue = dimValue(b, loc, mask, rank - 1);
+  SmallVector<Value> sizes;
+  for (int64_t i = 0; i < rank; ++i)
+    if (type.isDynamicDim(i))
+      sizes.push_back(i + 1 < rank ? dimValue(b, loc, mask, i)
+                                   : dimValue(b, loc, keys, 2));
+  Value unit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     haveValue, indexConst(b, loc, 1));
   return parallelGeneric(
-      b, loc, RankedTensorType::get(shape, t.getElementType()), {}, {},
+      b, loc, type, {}, {},
       [&](OpBuilder &nb, Location l, ValueRange) -> Value {
         SmallVector<Value> idx;
         for (int64_t i = 0; i < rank; ++i)
           idx.push_back(linalg::IndexOp::create(nb, l, i));
         Value inside = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
-                                             idx.back(),
-                                             indexConst(nb, l, have));
+                                             idx.back(), haveValue);
+        Value zero = indexConst(nb, l, 0);
         SmallVector<Value> at = idx;
-        at.back() = arith::SelectOp::create(nb, l, inside, idx.back(),
-                                            indexConst(nb, l, 0));
+        at.back() = arith::SelectOp::create(
+            nb, l, unit, zero,
+            arith::SelectOp::create(nb, l, inside, idx.back(), zero));
         Value v = tensor::ExtractOp::create(nb, l, mask, at);
         Value fill = isBool ? scalarConst(nb, l, t.getElementType(), 0)
                             : scalarConst(nb, l, t.getElementType(), -INFINITY);
-        return arith::SelectOp::create(nb, l, inside, v, fill);
-      });
+        return arith::SelectOp::create(
+            nb, l, arith::OrIOp::create(nb, l, unit, inside), v, fill);
+      },
+      sizes);
 }
 
 /// A placeholder for the qk_matmul_output nothing reads: [B, Hq, S, T] of
@@ -674,7 +693,7 @@ struct AttentionLowering : public AttentionPattern<AttentionOp> {
     MaskSpec m;
     if (Value mask = op.getAttnMask()) {
       bool isBool = getElementTypeOrSelf(mask.getType()).isInteger(1);
-      mask = padKeys(rewriter, loc, mask, typeOf(pk).getDimSize(2), isBool);
+      mask = padKeys(rewriter, loc, mask, pk, isBool);
       (isBool ? m.keep : m.additive) = mask;
     }
     m.causal = op.getIsCausal();
@@ -889,10 +908,6 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
     if (widths[1] != widths[2] && !op.getPresent().use_empty())
       return rewriter.notifyMatchFailure(
           op, "a present cache of K and V with different widths");
-    // mask_index: key lengths [B] (or ends and starts [2B]), a key padding
-    // mask [B, T] or a mask per query [B, S, T]; not Megatron's 4-D form.
-    if (Value mask = op.getMaskIndex(); mask && typeOf(mask).getRank() > 3)
-      return rewriter.notifyMatchFailure(op, "4-D mask_index");
     // qkv[b, s, j] = sum_k x[b, s, k] * w[k, j] (+ bias[j])
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     auto qkvType = RankedTensorType::get({B, S, H3}, f32);
@@ -983,10 +998,12 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
         m.keyPadding = keyRangeMask(rewriter, loc, mask, op.getInput(), k);
       else if (rank == 2)
         m.keyPadding = mask;
-      else
+      else // [B, S, T] as [B, 1, S, T], broadcast over the heads
         m.fillMask = reshapeTo(
             rewriter, loc, mask,
-            RankedTensorType::get({B, 1, S, typeOf(k).getDimSize(2)},
+            RankedTensorType::get({typeOf(mask).getDimSize(0), 1,
+                                   typeOf(mask).getDimSize(1),
+                                   typeOf(mask).getDimSize(2)},
                                   typeOf(mask).getElementType()));
     }
     m.causal = op.getUnidirectional();

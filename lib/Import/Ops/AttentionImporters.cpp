@@ -70,9 +70,8 @@ FailureOr<ValueList> importMsAttention(NodeContext &n) {
                         "com.microsoft MultiHeadAttention and RotaryEmbedding";
   if (n.getInt("past_present_share_buffer", 0))
     return n.error() << "past_present_share_buffer is not supported "
-                        "(onnxruntime computes it only on CUDA): pass the past "
-                        "without spare positions, or use mp's in-place caches "
-                        "(--max-seq-len)";
+                        "(onnxruntime computes it only on CUDA): pass a past "
+                        "of exactly the filled positions instead";
   // Input 6, past_sequence_length, only matters with a shared buffer.
   return n.results<MsAttentionOp>(
       *x, *w, n.in(2), n.in(3), n.in(4), n.in(5), n.i64Attr("num_heads", 0),

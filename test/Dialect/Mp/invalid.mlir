@@ -328,6 +328,12 @@ func.func @ms_attention_mask_lengths(%x: tensor<2x4x64xf32>, %w: tensor<64x192xf
   return %0#0 : tensor<2x4x64xf32>
 }
 // -----
+func.func @ms_attention_mask_3d(%x: tensor<2x4x64xf32>, %w: tensor<64x192xf32>, %m: tensor<2x4x5xi32>) -> tensor<2x4x64xf32> {
+  // expected-error @+1 {{mask_index 'tensor<2x4x5xi32>' does not match the batch (2), queries (4) and keys (4): it must be [batch, keys] or [batch, queries, keys]}}
+  %0:2 = mp.ms.attention %x, %w mask_index %m {num_heads = 4 : i64} : (tensor<2x4x64xf32>, tensor<64x192xf32>, tensor<2x4x5xi32>) -> (tensor<2x4x64xf32>, tensor<2x2x4x4x16xf32>)
+  return %0#0 : tensor<2x4x64xf32>
+}
+// -----
 func.func @ms_attention_mask_4d(%x: tensor<1x4x64xf32>, %w: tensor<64x192xf32>, %m: tensor<1x1x8x8xi32>) -> tensor<1x4x64xf32> {
   // expected-error @+1 {{Megatron's 4-D mask is not supported); got rank 4}}
   %0:2 = mp.ms.attention %x, %w mask_index %m {num_heads = 4 : i64} : (tensor<1x4x64xf32>, tensor<64x192xf32>, tensor<1x1x8x8xi32>) -> (tensor<1x4x64xf32>, tensor<2x1x4x4x16xf32>)

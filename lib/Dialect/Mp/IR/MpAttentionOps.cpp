@@ -178,6 +178,20 @@ LogicalResult MsAttentionOp::verify() {
       return emitOpError("a 1-D mask_index holds the batch's key lengths (")
              << in[0] << " entries) or also their starts (" << 2 * in[0]
              << "); got " << m[0];
+    // [B, T] or [B, S, T], T the past and new keys.
+    int64_t keys = in[1];
+    if (Value past = getPast())
+      keys = isDyn(shapeOf(past)[3]) || isDyn(in[1]) ? kDyn
+                                                     : shapeOf(past)[3] + in[1];
+    SmallVector<int64_t> want = {in[0], keys};
+    if (m.size() == 3)
+      want.insert(want.begin() + 1, in[1]);
+    for (auto [got, w] : llvm::zip(m, want))
+      if (m.size() > 1 && !isDyn(got) && !isDyn(w) && got != w)
+        return emitOpError("mask_index ")
+               << mask.getType() << " does not match the batch (" << in[0]
+               << "), queries (" << in[1] << ") and keys (" << keys
+               << "): it must be [batch, keys] or [batch, queries, keys]";
   }
   return success();
 }
