@@ -48,3 +48,19 @@ def run_mp_and_onnxruntime(tmp_path, model, feeds):
     got = mp.compile(path).run(feeds)
     want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
     return got, want
+
+
+def compile_with_dims(tmp_path, model, dims=None):
+    """Compiles `model` with mp. With `dims` ({input name: {axis: dim
+    name}}), those input dims are named instead of fixed first and the model
+    compiles once for every shape (`dynamic_shapes`); without, per shape."""
+    import onnx
+
+    import mp
+    for vi in model.graph.input:
+        for axis, name in (dims or {}).get(vi.name, {}).items():
+            vi.type.tensor_type.shape.dim[axis].dim_param = name
+    path = tmp_path / "compiled.onnx"
+    onnx.save(model, str(path))
+    return mp.compile(path, dynamic_shapes=bool(dims))
+

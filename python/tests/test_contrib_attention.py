@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import run_mp_and_onnxruntime
+from conftest import compile_with_dims, run_mp_and_onnxruntime
 
 B, S, N, H = 2, 3, 2, 8
 HIDDEN = N * H
@@ -170,20 +170,9 @@ SYMBOLIC_DIMS = {"x": {0: "b", 1: "s"}, "q": {0: "b", 1: "s"}, "k": {0: "b", 1: 
                  "attn_bias": {2: "s", 3: "t"}, "bias_qk": {2: "s", 3: "t"}}
 
 
-def _with_symbolic_dims(model):
-    """`model` with its batch, sequence and cache dims named, not fixed."""
-    for vi in model.graph.input:
-        for axis, name in SYMBOLIC_DIMS.get(vi.name, {}).items():
-            vi.type.tensor_type.shape.dim[axis].dim_param = name
-    return model
-
-
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_contrib_attention_matches_onnxruntime(tmp_path, case, dynamic):
-    import onnx
-
-    import mp
     build, kwargs = CASES[case]
     model, feeds = build(**kwargs)
     if kwargs.get("packed"):
@@ -191,9 +180,7 @@ def test_contrib_attention_matches_onnxruntime(tmp_path, case, dynamic):
         _, want = run_mp_and_onnxruntime(tmp_path, ref_model, ref_feeds)
     else:
         _, want = run_mp_and_onnxruntime(tmp_path, model, feeds)
-    path = tmp_path / "case.onnx"
-    onnx.save(_with_symbolic_dims(model) if dynamic else model, str(path))
-    got = mp.compile(path, dynamic_shapes=dynamic).run(feeds)
+    got = compile_with_dims(tmp_path, model, SYMBOLIC_DIMS if dynamic else None).run(feeds)
     for (name, g), w in zip(got.items(), want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=f"{case}: {name}")
 
@@ -205,9 +192,6 @@ def test_ms_rotary_embedding_matches_onnxruntime(tmp_path, layout, dynamic):
     positions and on [B, N, S, H] with one start position, interleaved or
     not, with `scale` and `is_packed_batching` set: onnxruntime's kernels
     read both and leave the rotation unchanged, and so does mp."""
-    import onnx
-
-    import mp
     rng = np.random.default_rng(44)
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     if layout == "bsd":
@@ -228,13 +212,7 @@ def test_ms_rotary_embedding_matches_onnxruntime(tmp_path, layout, dynamic):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
                                                     helper.make_opsetid("com.microsoft", 1)])
     _, want = run_mp_and_onnxruntime(tmp_path, model, feeds)
-    if dynamic:
-        for vi in model.graph.input:
-            for axis, name in dims.get(vi.name, {}).items():
-                vi.type.tensor_type.shape.dim[axis].dim_param = name
-    path = tmp_path / "rotary.onnx"
-    onnx.save(model, str(path))
-    got = mp.compile(path, dynamic_shapes=dynamic).run(feeds)
+    got = compile_with_dims(tmp_path, model, dims if dynamic else None).run(feeds)
     for (name, g), w in zip(got.items(), want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=name)
 

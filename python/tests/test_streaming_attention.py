@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import run_mp_and_onnxruntime
+from conftest import compile_with_dims, run_mp_and_onnxruntime
 
 B, HQ, HKV, D = 1, 4, 2, 16
 
@@ -59,16 +59,7 @@ SYMBOLIC_DIMS = {"q": {2: "s"}, "k": {2: "s"}, "v": {2: "s"}, "pk": {2: "p"}, "p
 
 
 def _compile(tmp_path, model, dynamic):
-    import onnx
-
-    import mp
-    if dynamic:
-        for vi in model.graph.input:
-            for axis, name in SYMBOLIC_DIMS.get(vi.name, {}).items():
-                vi.type.tensor_type.shape.dim[axis].dim_param = name
-    path = tmp_path / "dynamic.onnx"
-    onnx.save(model, str(path))
-    return mp.compile(path, dynamic_shapes=dynamic)
+    return compile_with_dims(tmp_path, model, SYMBOLIC_DIMS if dynamic else None)
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
