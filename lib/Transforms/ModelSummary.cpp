@@ -123,7 +123,11 @@ struct ModelSummaryPass : public mp::impl::ModelSummaryBase<ModelSummaryPass> {
     os << "ops: " << ops << " (excluding constants)\n";
     std::vector<std::pair<std::string, int64_t>> sorted(histogram.begin(),
                                                         histogram.end());
-    llvm::stable_sort(sorted, [](auto &a, auto &b) { return a.second > b.second; });
+    // Most frequent first, ties by name (the map's order). Not stable_sort:
+    // libstdc++ 12's version warns under clang 22 (get_temporary_buffer).
+    llvm::sort(sorted, [](auto &a, auto &b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
     for (auto &[name, count] : sorted)
       os << llvm::format("  %-32s %6lld\n", name.c_str(), (long long)count);
     os << "parameters: " << params << " in constants, " << humanBytes(weightBytes)
