@@ -309,12 +309,8 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
                                   emptyTensor(b, loc, t, sizes))
         .getResult(0);
   };
-  // Same-shape operands, no broadcasting to decide.
-  auto pointwise = [](OpBuilder &nb, Location l, RankedTensorType type,
-                      ValueRange operands, ArrayRef<AffineMap> maps,
-                      ScalarFn body) {
-    return parallelGeneric(nb, l, type, operands, maps, body);
-  };
+  // Row and accumulator updates: their operands always agree in shape, so
+  // plain generics (no broadcast to decide, unlike elementwise()).
   AffineMap row4 = AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx);
   AffineMap id3 = b.getMultiDimIdentityMap(3), id4 = b.getMultiDimIdentityMap(4);
   SmallVector<int64_t> lastAxis = {3};
@@ -380,7 +376,7 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
             [](OpBuilder &ib, Location il, Value x, Value acc) -> Value {
               return arith::MaximumFOp::create(ib, il, x, acc);
             });
-        Value maxNew = pointwise(
+        Value maxNew = parallelGeneric(
             nb, l, rowType, {iter[0], blockMax}, {id3, id3},
             [](OpBuilder &ib, Location il, ValueRange a) -> Value {
               return arith::MaximumFOp::create(ib, il, a[0], a[1]);
@@ -391,7 +387,7 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
                            });
         // alpha = exp(m_old - m_new): 0 when m_old is -inf (l and the
         // accumulator are still 0 then).
-        Value alpha = pointwise(
+        Value alpha = parallelGeneric(
             nb, l, rowType, {iter[0], maxNew}, {id3, id3},
             [&](OpBuilder &ib, Location il, ValueRange a) -> Value {
               Value e = shiftedExp(ib, il, a[0], a[1]);
@@ -403,7 +399,7 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
             [](OpBuilder &ib, Location il, Value x, Value acc) -> Value {
               return arith::AddFOp::create(ib, il, x, acc);
             });
-        Value sumNew = pointwise(
+        Value sumNew = parallelGeneric(
             nb, l, rowType, {iter[1], alpha, blockSum}, {id3, id3, id3},
             [](OpBuilder &ib, Location il, ValueRange a) -> Value {
               return arith::AddFOp::create(
@@ -412,7 +408,7 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
         Value pv = contract(
             nb, l, accType, p,
             a.qMap, slice(v, 2), a.vMap, f32);
-        Value accNew = pointwise(
+        Value accNew = parallelGeneric(
             nb, l, accType, ValueRange{iter[2], alpha, pv}, {id4, row4, id4},
             [](OpBuilder &ib, Location il, ValueRange a) -> Value {
               return arith::AddFOp::create(
