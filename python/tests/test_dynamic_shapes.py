@@ -4,8 +4,10 @@
 With dynamic shapes the model's dynamic dims stay dynamic through the
 lowering, so one compiled variant serves every input shape: sizes are read
 at run time, numpy broadcasting of dims known only at run time is decided at
-run time, and outputs come back in the shapes the run produced. Every check
-compares with onnxruntime on the same model and inputs.
+run time, and outputs come back in the shapes the run produced. Checks
+compare with onnxruntime on the same model and inputs, except where the test
+says otherwise: Resize to sizes and TensorScatter against the ONNX reference
+(onnx.reference), crop-and-resize against mp's specialized variants.
 """
 
 from __future__ import annotations
