@@ -131,6 +131,23 @@ def child_library(spec: dict) -> dict:
         res["outputs"][name] = row
     res["ok"] = all(r["ok"] for r in res["outputs"].values()) and set(outs) == set(ref)
     res["timing"] = time_calls(lambda: lib.run(feeds), spec["runs"], spec["seconds"])
+    # The same on device buffers: inputs uploaded once, each timed call
+    # queues a run and waits for it, no host<->device copies.
+    try:
+        dev_feeds = {n: lib.to_device(a) if n not in lib.host_inputs else a
+                     for n, a in feeds.items()}
+        dev_outs = {n: lib.empty_device(s, d) for n, d, s in lib.outputs}
+
+        def device_step():
+            lib.run_device(dev_feeds, out=dev_outs)
+            lib.synchronize()
+        res["timing_device"] = time_calls(device_step, spec["runs"], spec["seconds"])
+        for name, a in dev_outs.items():
+            if name in ref and not compare(a.numpy(), ref[name], rtol, atol)["ok"]:
+                res["outputs"][name]["device_buffers_ok"] = False
+                res["ok"] = False
+    except Exception as e:  # noqa: BLE001 -- reported in the row, the rest stands
+        res["timing_device"] = {"error": f"{type(e).__name__}: {e}"}
     if target == "cuda":
         try:
             res["memory"] = mpl.memory_stats()   # while the library (its weights) is loaded
@@ -238,6 +255,16 @@ def graph_cell(x: dict) -> str:
     return f"{g['timing']['median_ms']:.4g}"
 
 
+def device_cell(x: dict) -> str:
+    """The device-buffer column: median ms, or why there is none."""
+    t = x.get("timing_device")
+    if not t:
+        return "-"
+    if "error" in t:
+        return "FAIL: " + t["error"][:80].replace("|", "/")
+    return f"{t['median_ms']:.4g}"
+
+
 def sh(cmd: list[str]) -> str:
     if not shutil.which(cmd[0]):
         return f"{cmd[0]} not found"
@@ -264,14 +291,16 @@ def render(r: dict) -> str:
          "of constants (mp.library.memory_stats(), in this library's own process). tok/s: 1000/median "
          "(tts_decoder: one decoder step = one token per sequence; its test batch has B sequences).", "",
          "graph ms: median with MP_CUDA_GRAPHS=1 (the run captured once, replayed with one "
-         "cuGraphLaunch), with its own check against the CPU reference.", "",
-         "| model | prec | check | max abs | max rel | vs ONNX | median ms | min ms | runs | load ms | act peak MiB | weights MiB | tok/s | graph ms |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "cuGraphLaunch), with its own check against the CPU reference. device ms: median of "
+         "lib.run_device + lib.synchronize on inputs and outputs kept in device memory (no "
+         "host<->device copies; its outputs are checked too, a mismatch fails the row).", "",
+         "| model | prec | check | max abs | max rel | vs ONNX | median ms | min ms | runs | load ms | act peak MiB | weights MiB | tok/s | graph ms | device ms |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     esc = lambda s: str(s)[:200].replace("|", "/").replace("\n", " ")  # noqa: E731 -- table-safe
     f = lambda v, p=3: "-" if v is None else f"{v:.{p}g}"  # noqa: E731
     for x in r["libraries"]:
         if "error" in x and "outputs" not in x:
-            L.append(f"| {x['model']} | {x['precision']} | FAIL: {esc(x['error'])} |" + " |" * 11)
+            L.append(f"| {x['model']} | {x['precision']} | FAIL: {esc(x['error'])} |" + " |" * 12)
             continue
         outs = x["outputs"].values()
         mem, t = x.get("memory") or {}, x.get("timing") or {}
@@ -282,7 +311,8 @@ def render(r: dict) -> str:
                  f"{f(max((o.get('onnx_max_abs') or 0 for o in outs), default=None))} | "
                  f"{f(t.get('median_ms'), 4)} | {f(t.get('min_ms'), 4)} | {t.get('runs', '-')} | "
                  f"{f(x.get('load_ms'))} | {mib('peak_buffer_bytes')} | {mib('constant_bytes')} | "
-                 f"{f(x.get('tokens_per_s'), 4) if 'tokens_per_s' in x else ''} | {graph_cell(x)} |")
+                 f"{f(x.get('tokens_per_s'), 4) if 'tokens_per_s' in x else ''} | {graph_cell(x)} | "
+                 f"{device_cell(x)} |")
     L += ["", "## onnxruntime, same model and inputs", "",
           "The ONNX graph as written (fp32, except the fp16 llama and GQA models: no fp16 conversion, so not "
           "comparable with mp's mixed builds), default graph optimizations, numpy inputs and outputs "

@@ -111,8 +111,10 @@ void emitDescriptor(llvm::raw_ostream &os, StringRef name, StringRef ptr,
   os << "};\n";
 }
 
-/// CUDA wrappers: what runs keep with MP_CUDA_GRAPHS=1 (device inputs and
-/// outputs, the captured graph) and `mp_model_release`, which frees it.
+/// CUDA wrappers: what runs keep with MP_CUDA_GRAPHS=1 (mp_model_run's
+/// device inputs and outputs; the captured graph and the buffers it was
+/// captured on) and `mp_model_release`, which frees it; the inputs that
+/// mp_model_run_device reads from host memory.
 std::string cudaRunState(const EntrySignature &entry) {
   size_t numIn = std::max<size_t>(1, entry.inputs.size()),
          numOut = std::max<size_t>(1, entry.outputs.size());
@@ -120,6 +122,8 @@ std::string cudaRunState(const EntrySignature &entry) {
   llvm::raw_string_ostream os(text);
   os << "static void *keptIn[" << numIn << "], *keptOut[" << numOut
      << "];\n"
+     << "static const void *graphIn[" << numIn << "];\n"
+     << "static void *graphOut[" << numOut << "];\n"
      << "static mp_cuda_graph *graph;\n"
      << "static int ran, noGraph;\n\n"
      << "MP_EXPORT void mp_model_release(void) {\n"
@@ -131,6 +135,12 @@ std::string cudaRunState(const EntrySignature &entry) {
      << "  for (int i = 0; i < " << numOut << "; ++i) {\n"
      << "    if (keptOut[i])\n      mp_cuda_free(keptOut[i]);\n"
      << "    keptOut[i] = 0;\n  }\n}\n\n";
+  os << "static const int32_t hostInputs[] = {";
+  if (entry.kvCache.lengthInput >= 0)
+    os << entry.kvCache.lengthInput << ", ";
+  os << "-1};\n\n"
+     << "MP_EXPORT const int32_t *mp_model_host_inputs(void) {\n"
+     << "  return hostInputs;\n}\n\n";
   return text;
 }
 
@@ -316,9 +326,14 @@ std::string wrapperSource(const EntrySignature &entry,
     emitShapedRun(os, entry);
     return text;
   }
-  os << (isCuda(options) ? cudaRunState(entry) : std::string())
-     << "MP_EXPORT int32_t mp_model_run(const void *const *in, "
-        "void *const *out) {\n";
+  // CPU: mp_model_run is the whole run. CUDA: the check of the fill level
+  // is shared by the two entry points below.
+  os << (isCuda(options)
+             ? cudaRunState(entry) +
+                   "static int32_t mp_kv_check(const void *const *in) {\n"
+                   "  (void)in;\n"
+             : std::string("MP_EXPORT int32_t mp_model_run(const void "
+                           "*const *in, void *const *out) {\n"));
   auto bytes = [](const HostTensor &t) {
     return std::to_string(numElements(t) *
                           HostTensor::elementBytes(t.elementType));
@@ -353,18 +368,72 @@ std::string wrapperSource(const EntrySignature &entry,
     os << "  return MP_OK;\n}\n";
     return text;
   }
-  // CUDA: device copies of the inputs and outputs around the call; every
-  // runtime failure on the way is sticky and reported once at the end. With
-  // MP_CUDA_GRAPHS=1 the device buffers are kept across runs, and from the
-  // second run on (the first uploads the weights) the call is captured once
-  // and replayed as a CUDA graph; a failed capture falls back to plain runs.
+  // CUDA: mp_run_queued queues one run on device buffers; with
+  // MP_CUDA_GRAPHS=1, from the second run on (the first uploads the
+  // weights) it captures the launches once and replays the graph on runs
+  // over the same buffers; a failed capture falls back to plain runs.
+  // mp_model_run_device is that on the caller's buffers; mp_model_run wraps
+  // it in copies from and to host buffers (kept across runs with graphs).
+  // Every runtime failure on the way is sticky and reported once.
   size_t numIn = std::max<size_t>(1, entry.inputs.size()),
          numOut = std::max<size_t>(1, entry.outputs.size());
-  os << "  int32_t status = mp_cuda_init();\n"
+  auto isHostInput = [&](size_t i) {
+    return (int)i == entry.kvCache.lengthInput;
+  };
+  os << "  return MP_OK;\n}\n\n"; // ends mp_kv_check
+  os << "static void mp_call(const void *const *in, void *const *out) {\n";
+  callEntry("in", "out");
+  os << "}\n\n"
+     << "static int mp_graph_buffers(const void *const *in, "
+        "void *const *out) {\n"
+     << "  (void)in;\n  (void)out;\n  return 1";
+  for (size_t i = 0; i < entry.inputs.size(); ++i)
+    if (inPlaceBy[i] < 0 && !isHostInput(i))
+      os << " && in[" << i << "] == graphIn[" << i << "]";
+  for (size_t j = 0; j < entry.outputs.size(); ++j)
+    os << " && out[" << j << "] == graphOut[" << j << "]";
+  os << ";\n}\n\n"
+     << "static int32_t mp_run_queued(const void *const *in, "
+        "void *const *out) {\n"
+     << "  int32_t status = mp_cuda_take_status();\n"
      << "  if (status != MP_OK)\n    return status;\n"
-     << "  int graphs = mp_cuda_graphs_enabled();\n"
      // A graph would replay the fill level it was captured with.
      << (entry.kvCache.lengthInput >= 0 ? "  noGraph = 1;\n" : "")
+     << "  if (mp_cuda_graphs_enabled() && !graph && ran && !noGraph) {\n"
+     << "    if (mp_cuda_capture_begin() == MP_OK) {\n"
+     << "      mp_call(in, out);\n"
+     << "      graph = mp_cuda_capture_end();\n    }\n"
+     << "    if (!graph) {\n      noGraph = 1;\n"
+     << "      (void)mp_cuda_take_status();\n    } else {\n"
+     << "      memcpy(graphIn, in, sizeof(void *) * " << entry.inputs.size()
+     << ");\n"
+     << "      memcpy(graphOut, out, sizeof(void *) * "
+     << entry.outputs.size() << ");\n    }\n  }\n"
+     << "  if (graph && mp_graph_buffers(in, out))\n"
+     << "    mp_cuda_graph_launch(graph);\n"
+     << "  else\n    mp_call(in, out);\n"
+     << "  ran = 1;\n  return mp_cuda_take_status();\n}\n\n";
+
+  os << "MP_EXPORT int32_t mp_model_run_device(const void *const *in, "
+        "void *const *out) {\n"
+     << "  int32_t status = mp_kv_check(in);\n"
+     << "  if (status != MP_OK)\n    return status;\n"
+     << "  status = mp_cuda_init();\n"
+     << "  if (status != MP_OK)\n    return status;\n";
+  for (auto [i, j] : llvm::enumerate(inPlaceBy))
+    if (j >= 0)
+      os << "  if (out[" << j << "] != in[" << i
+         << "])\n    mp_cuda_copy_on_device(out[" << j << "], in[" << i
+         << "], " << bytes(entry.inputs[i]) << ");\n";
+  os << "  return mp_run_queued(in, out);\n}\n\n";
+
+  os << "MP_EXPORT int32_t mp_model_run(const void *const *in, "
+        "void *const *out) {\n"
+     << "  int32_t status = mp_kv_check(in);\n"
+     << "  if (status != MP_OK)\n    return status;\n"
+     << "  status = mp_cuda_init();\n"
+     << "  if (status != MP_OK)\n    return status;\n"
+     << "  int graphs = mp_cuda_graphs_enabled();\n"
      << "  void *din[" << numIn << "] = {0}, *dout[" << numOut
      << "] = {0};\n";
   auto deviceBuffer = [&](StringRef array, StringRef kept, size_t i,
@@ -377,7 +446,7 @@ std::string wrapperSource(const EntrySignature &entry,
   for (auto [i, t] : llvm::enumerate(entry.inputs)) {
     if (inPlaceBy[i] >= 0)
       continue; // uploaded into its output's device buffer below
-    if ((int)i == entry.kvCache.lengthInput) {
+    if (isHostInput(i)) {
       os << "  din[" << i << "] = (void *)in[" << i << "]; /* read on the "
          << "host */\n";
       continue;
@@ -393,19 +462,8 @@ std::string wrapperSource(const EntrySignature &entry,
       os << "  mp_cuda_copy_to_device(dout[" << j << "], in[" << i << "], "
          << bytes(entry.inputs[i]) << ");\n";
   os << "  status = mp_cuda_take_status();\n"
-     << "  if (status == MP_OK && graphs && !graph && ran && !noGraph) {\n"
-     << "    if (mp_cuda_capture_begin() == MP_OK) {\n";
-  callEntry("din", "dout");
-  os << "      graph = mp_cuda_capture_end();\n    }\n"
-     << "    if (!graph) {\n"
-     << "      noGraph = 1;\n"
-     << "      (void)mp_cuda_take_status();\n    }\n  }\n"
-     << "  if (status == MP_OK) {\n"
-     << "    if (graph)\n      mp_cuda_graph_launch(graph);\n"
-     << "    else {\n";
-  callEntry("din", "dout");
-  os << "    }\n    ran = 1;\n"
-     << "    status = mp_cuda_take_status();\n  }\n"
+     << "  if (status == MP_OK)\n"
+     << "    status = mp_run_queued((const void *const *)din, dout);\n"
      << "  if (status == MP_OK) {\n";
   for (auto [i, t] : llvm::enumerate(entry.outputs))
     os << "    mp_cuda_copy_to_host(out[" << i << "], dout[" << i << "], "
@@ -413,7 +471,7 @@ std::string wrapperSource(const EntrySignature &entry,
   os << "    status = mp_cuda_take_status();\n  }\n"
      << "  if (!graphs) {\n";
   for (size_t i = 0; i < entry.inputs.size(); ++i)
-    if (inPlaceBy[i] < 0 && (int)i != entry.kvCache.lengthInput)
+    if (inPlaceBy[i] < 0 && !isHostInput(i))
       os << "    mp_cuda_free(din[" << i << "]);\n";
   for (size_t i = 0; i < entry.outputs.size(); ++i)
     os << "    mp_cuda_free(dout[" << i << "]);\n";
@@ -468,6 +526,15 @@ std::string headerSource(const EntrySignature &entry,
        << " positions; inputs[" << entry.kvCache.lengthInput
        << "] says how many are filled (at most "
        << entry.kvCache.capacity - entry.kvCache.newPositions << ").\n";
+  if (isCuda(options) && !entry.returnsOutputs) {
+    os << " * mp_model_run_device(inputs, outputs) takes device buffers "
+          "instead and copies\n * nothing between host and device; it "
+          "returns once the kernels are queued\n * (mp_library_run_device)";
+    if (entry.kvCache.lengthInput >= 0)
+      os << ". inputs[" << entry.kvCache.lengthInput
+         << "] stays a host buffer there";
+    os << ".\n";
+  }
   os << " * It returns an mp_status; mp_last_error() says what failed.\n"
      << " * Link with -lmp_runtime, or open it with mp_library_open().\n"
      << " */\n#ifndef " << guard << "\n#define " << guard << "\n\n"
@@ -478,6 +545,9 @@ std::string headerSource(const EntrySignature &entry,
      << (entry.returnsOutputs
              ? "int32_t mp_model_run_shaped(const mp_shaped_tensor *inputs, "
                "mp_shaped_tensor *outputs);\n"
+         : isCuda(options)
+             ? "int32_t mp_model_run_device(const void *const *inputs, "
+               "void *const *outputs);\n"
              : "")
      << "\n#ifdef __cplusplus\n}\n#endif\n\n#endif /* "
      << guard << " */\n";

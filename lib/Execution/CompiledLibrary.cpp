@@ -7,6 +7,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <chrono>
+
 using namespace mlir;
 
 namespace mp {
@@ -83,11 +85,9 @@ CompiledLibrary::open(MLIRContext *ctx, StringRef path, int &status,
   return lib;
 }
 
-bool CompiledLibrary::run(ArrayRef<HostTensor> inputs,
-                          std::vector<HostTensor> &out, int &status,
-                          std::string &error) {
-  status = MP_ERROR_INVALID;
-  std::vector<const void *> in;
+bool CompiledLibrary::matchInputs(ArrayRef<HostTensor> inputs,
+                                  std::vector<const HostTensor *> &matched,
+                                  std::string &error) const {
   for (const HostTensor &spec : inputSpecs) {
     const HostTensor *given = nullptr;
     for (const HostTensor &t : inputs)
@@ -106,7 +106,7 @@ bool CompiledLibrary::run(ArrayRef<HostTensor> inputs,
               ", the library was compiled for " + spec.describe();
       return false;
     }
-    in.push_back(given->data.data());
+    matched.push_back(given);
   }
   for (const HostTensor &t : inputs)
     if (llvm::none_of(inputSpecs,
@@ -114,20 +114,112 @@ bool CompiledLibrary::run(ArrayRef<HostTensor> inputs,
       error = "the library has no input named '" + t.name + "'";
       return false;
     }
+  return true;
+}
+
+/// Zero-filled outputs of the described (static) shapes.
+static void allocateOutputs(std::vector<HostTensor> &out) {
+  for (HostTensor &t : out)
+    t.data.assign(t.numElements() * HostTensor::elementBytes(t.elementType),
+                  0);
+}
+
+bool CompiledLibrary::run(ArrayRef<HostTensor> inputs,
+                          std::vector<HostTensor> &out, int &status,
+                          std::string &error) {
+  status = MP_ERROR_INVALID;
+  std::vector<const HostTensor *> matched;
+  if (!matchInputs(inputs, matched, error))
+    return false;
+  std::vector<const void *> in;
+  for (const HostTensor *t : matched)
+    in.push_back(t->data.data());
   out = outputSpecs;
   if (mp_library_has_dynamic_shapes(library))
     return runShaped(inputs, out, status, error);
+  allocateOutputs(out);
   std::vector<void *> outPtrs;
-  for (HostTensor &t : out) {
-    t.data.assign(t.numElements() * HostTensor::elementBytes(t.elementType),
-                  0);
+  for (HostTensor &t : out)
     outPtrs.push_back(t.data.data());
-  }
   status = mp_library_run(library, in.data(), outPtrs.data());
   if (status != MP_OK) {
     error = mp_last_error();
     return false;
   }
+  return true;
+}
+
+namespace {
+/// Buffers of mp_library_device_alloc, freed with the object.
+struct DeviceBuffers {
+  ::mp_library *library;
+  std::vector<void *> buffers;
+  ~DeviceBuffers() {
+    for (void *b : buffers)
+      mp_library_device_free(library, b);
+  }
+  /// A buffer holding `t`'s data (uploaded when `upload`); null on failure.
+  void *add(const HostTensor &t, bool upload, int &status) {
+    void *buffer = nullptr;
+    status = mp_library_device_alloc(library, t.data.size(), &buffer);
+    if (status == MP_OK)
+      buffers.push_back(buffer);
+    if (status == MP_OK && upload)
+      status =
+          mp_library_upload(library, buffer, t.data.data(), t.data.size());
+    return status == MP_OK ? buffer : nullptr;
+  }
+};
+} // namespace
+
+bool CompiledLibrary::runOnDevice(ArrayRef<HostTensor> inputs,
+                                  std::vector<HostTensor> &out, unsigned runs,
+                                  double &runsMs, int &status,
+                                  std::string &error) {
+  status = MP_ERROR_INVALID;
+  if (mp_library_has_dynamic_shapes(library)) {
+    error = "runs on device buffers need a library of static shapes";
+    return false;
+  }
+  std::vector<const HostTensor *> matched;
+  if (!matchInputs(inputs, matched, error))
+    return false;
+  out = outputSpecs;
+  allocateOutputs(out);
+  DeviceBuffers buffers{library, {}};
+  std::vector<const void *> in;
+  std::vector<void *> outPtrs;
+  auto failed = [&] {
+    error = mp_last_error();
+    return false;
+  };
+  for (auto [i, t] : llvm::enumerate(matched)) {
+    if (mp_library_input_on_host(library, i)) {
+      in.push_back(t->data.data());
+      continue;
+    }
+    in.push_back(buffers.add(*t, /*upload=*/true, status));
+    if (status != MP_OK)
+      return failed();
+  }
+  for (const HostTensor &t : out) {
+    outPtrs.push_back(buffers.add(t, /*upload=*/false, status));
+    if (status != MP_OK)
+      return failed();
+  }
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  for (unsigned r = 0; r < std::max(runs, 1u); ++r)
+    if ((status = mp_library_run_device(library, in.data(), outPtrs.data())))
+      return failed();
+  if ((status = mp_library_synchronize(library)))
+    return failed();
+  runsMs =
+      std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  for (auto [t, buffer] : llvm::zip(out, outPtrs))
+    if ((status = mp_library_download(library, t.data.data(), buffer,
+                                      t.data.size())))
+      return failed();
   return true;
 }
 

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Error", "Library", "Model", "TensorInfo", "compile", "library_path",
-           "load", "version"]
+__all__ = ["DeviceArray", "Error", "Library", "Model", "TensorInfo", "compile",
+           "library_path", "load", "version"]
 
 
 class Error(RuntimeError):
@@ -264,4 +264,4 @@ def compile(path: str | os.PathLike, precision: str = "fp32",
                  max_seq_len=max_seq_len, dynamic_shapes=dynamic_shapes)
 
 
-from .library import Library, load  # noqa: E402  (needs Error above)
+from .library import DeviceArray, Library, load  # noqa: E402  (needs Error above)

@@ -76,6 +76,10 @@ def test_dry_run_on_cpu(artifacts, tmp_path):
     assert [(x["model"], x["precision"], x["ok"]) for x in results["libraries"]] == \
         [(name, "fp32", True), (name, "mixed", True)]
     assert all(x["timing"]["runs"] >= 3 for x in results["libraries"])
+    # The runs on device buffers are timed and checked too.
+    assert all(x["timing_device"]["runs"] >= 3 for x in results["libraries"])
+    assert not any("device_buffers_ok" in o for x in results["libraries"]
+                   for o in x["outputs"].values())
     assert "| PASS |" in (tmp_path / "results.md").read_text()
 
 
@@ -114,3 +118,5 @@ def test_kv_decode_flow_on_cpu_libraries(tmp_path):
     report = json.loads((tmp_path / "out" / "kv_decode.json").read_text())
     assert [r["precision"] for r in report["results"]] == ["fp32", "mixed"]
     assert all(r["passed"] for r in report["results"]), report
+    assert all(r["worst_excess_device"] <= 0 and r["device_step_ms"] > 0
+               for r in report["results"]), report

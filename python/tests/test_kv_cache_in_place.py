@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -126,6 +127,57 @@ def test_separate_output_buffers_leave_the_inputs_alone(libs):
             np.testing.assert_allclose(outs["mel_out"], ref["mel_out"], rtol=1e-4, atol=1e-5)
 
 
+def test_decode_loop_on_device_buffers(libs):
+    """The same loop on DeviceArrays (run_device): the caches stay in the
+    library's memory (host memory for a CPU library) and are updated in
+    place; each step's inputs may be host arrays, uploaded by run_device."""
+    with mp.load(libs["fp32"]) as lib:
+        assert lib.host_inputs == set()
+        caches = {c: lib.to_device(np.zeros((BATCH, HEADS, CAPACITY, HEAD_DIM), np.float32))
+                  for c in CACHES}
+        for t, (mel, enc, ref) in enumerate(_reference_steps(6)):
+            outs = lib.run_device({"mel_frame": mel, "encoder_out": lib.to_device(enc),
+                                   "past_sequence_length": np.array(t, np.int64),
+                                   **{f"past_{c}": caches[c] for c in CACHES}},
+                                  out={f"present_{c}": caches[c] for c in CACHES})
+            assert all(outs[f"present_{c}"] is caches[c] for c in CACHES)
+            for name in ("mel_out", "stop_logit"):
+                np.testing.assert_allclose(outs[name].numpy(), ref[name], rtol=1e-4, atol=1e-5,
+                                           err_msg=f"{name} at step {t}")
+        for c in CACHES:
+            np.testing.assert_allclose(caches[c].numpy()[:, :, :t + 1], ref[f"present_{c}"],
+                                       rtol=1e-5, atol=1e-6)
+        # Distinct outputs: the input caches are left alone.
+        before = caches["key_0"].numpy()
+        outs = lib.run_device({"mel_frame": mel, "encoder_out": enc,
+                               "past_sequence_length": np.array(t + 1, np.int64),
+                               **{f"past_{c}": caches[c] for c in CACHES}})
+        np.testing.assert_array_equal(caches["key_0"].numpy(), before)
+        assert not np.array_equal(outs["present_key_0"].numpy(), before)
+
+
+def test_device_buffer_errors(libs):
+    """Wrong dtypes or shapes, host arrays as outputs, arrays of another
+    library and use after close are errors that say what is wrong."""
+    lib = mp.load(libs["fp32"])
+    other = mp.load(libs["fp32"])
+    feeds = {name: np.zeros(shape, dtype) for name, dtype, shape in lib.inputs}
+    with pytest.raises(mp.Error, match=r"input 'past_key_0' is float16\[2, 4, 16, 32\], the "
+                                       r"library was compiled for float32\[2, 4, 16, 32\]"):
+        lib.run_device({**feeds, "past_key_0": lib.to_device(feeds["past_key_0"].astype(np.float16))})
+    with pytest.raises(mp.Error, match="output 'mel_out' must be given as a DeviceArray"):
+        lib.run_device(feeds, out={"mel_out": np.zeros((BATCH, 1, 80), np.float32)})
+    with pytest.raises(mp.Error, match="is a DeviceArray of another library"):
+        lib.run_device({**feeds, "mel_frame": other.to_device(feeds["mel_frame"])})
+    with pytest.raises(mp.Error, match=r"cannot copy float32\[3\] into a DeviceArray of float32\[2\]"):
+        lib.empty_device((2,), np.float32).copy_from(np.zeros(3, np.float32))
+    kept = lib.to_device(np.ones(4, np.float32))
+    lib.close()
+    with pytest.raises(mp.Error, match="is closed"):
+        kept.numpy()
+    other.close()
+
+
 def test_mixed_precision_keeps_f16_caches(libs):
     """Mixed precision stores the caches in the attention's f16 (halving
     their memory); a decode loop stays close to onnxruntime's fp32."""
@@ -175,20 +227,86 @@ def _has_ptxas() -> bool:
     return bool(shutil.which("ptxas")) or any(r and (Path(r) / "bin" / "ptxas").is_file() for r in roots)
 
 
-def test_cuda_library_builds_with_in_place_caches(tmp_path):
-    """The CUDA target compiles the same step (ptxas on every kernel); its
-    JSON has the same in-place outputs. Running it needs a GPU."""
+@pytest.fixture(scope="module")
+def cuda_lib(tmp_path_factory):
+    """The mixed-precision step for --target cuda, 64 positions."""
     if not MP_COMPILE.is_file():
         pytest.skip("mp-compile is not built")
     if not _has_ptxas():
         pytest.skip("no CUDA toolkit (ptxas) on this machine")
-    lib = tmp_path / "libdec.so"
+    lib = tmp_path_factory.mktemp("kv_cuda") / "libdec.so"
     proc = _compile(lib, "--fuse-attention", "--max-seq-len", "64", "--precision", "mixed",
                     "--target", "cuda", "--gpu", "sm_80")
     assert proc.returncode == 0, proc.stderr
-    desc = json.loads(lib.with_suffix(".json").read_text())
+    return lib
+
+
+def test_cuda_library_builds_with_in_place_caches(cuda_lib):
+    """The CUDA target compiles the same step (ptxas on every kernel); its
+    JSON has the same in-place outputs. Running it needs a GPU."""
+    desc = json.loads(cuda_lib.with_suffix(".json").read_text())
     assert desc["kv_cache"]["capacity"] == 64
     assert {t.get("in_place_of") for t in desc["outputs"]} >= {f"past_{c}" for c in CACHES}
+
+
+DEVICE_LOOP = """
+import sys
+import numpy as np
+import mp
+lib = mp.load(sys.argv[1])
+print("host inputs:", sorted(lib.host_inputs), flush=True)
+specs = {name: (dtype, shape) for name, dtype, shape in lib.inputs}
+dev = {name: lib.to_device(np.zeros(shape, dtype)) for name, (dtype, shape) in specs.items()
+       if name not in lib.host_inputs}
+caches = {name: a for name, a in dev.items() if name.startswith("past_")}
+out = {name.replace("past_", "present_"): a for name, a in caches.items()}
+for t in range(3):
+    print("step", t, flush=True)
+    outs = lib.run_device({**dev, "past_sequence_length": np.array(t, np.int64)}, out=out)
+    assert all(outs[n] is a for n, a in out.items())
+print("distinct outputs", flush=True)
+lib.run_device({**dev, "past_sequence_length": np.array(3, np.int64)})
+print("download", flush=True)
+outs["mel_out"].numpy()
+print("done", flush=True)
+"""
+
+
+def test_cuda_decode_loop_on_device_buffers_copies_nothing(cuda_lib, tmp_path):
+    """A decode loop on DeviceArrays through the generated CUDA wrapper, on
+    the fake driver (test/Runtime/Inputs/fake_cuda.c; its kernels do
+    nothing, so this checks the data movement, not values): the steps copy
+    nothing between host and device, the fill level is read from host
+    memory, distinct output caches are copied on the device (one copy per
+    cache), and only the download crosses back."""
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        pytest.skip("no C compiler for the fake driver")
+    fake = tmp_path / "fake_cuda.so"
+    subprocess.run([cc, "-shared", "-fPIC", str(REPO / "test/Runtime/Inputs/fake_cuda.c"),
+                    "-o", str(fake)], check=True)
+    script = tmp_path / "loop.py"
+    script.write_text(DEVICE_LOOP)
+    env = {**os.environ, "MP_CUDA_DRIVER": str(fake), "FAKE_CUDA_ANY_KERNEL": "1",
+           "FAKE_CUDA_TRACE_COPIES": "1", "PYTHONPATH": str(REPO / "python")}
+    proc = subprocess.run([sys.executable, str(script), str(cuda_lib)], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "host inputs: ['past_sequence_length']" in lines
+    sections, current = {}, None
+    for line in lines:
+        if line.startswith(("step", "distinct", "download", "done")):
+            current = line
+            sections[current] = []
+        elif current and line.startswith("fake: copy"):
+            sections[current].append(line)
+    # Step 0 uploads the weights; later steps copy nothing at all.
+    assert all(not c.startswith("fake: copy DtoH") for c in sections["step 0"])
+    assert sections["step 1"] == [] and sections["step 2"] == [], sections
+    cache_bytes = BATCH * HEADS * 64 * HEAD_DIM * 2
+    assert sections["distinct outputs"] == [f"fake: copy DtoD {cache_bytes} bytes"] * len(CACHES)
+    assert sections["download"] == [f"fake: copy DtoH {BATCH * 80 * 4} bytes"]
 
 
 @pytest.mark.parametrize("precision", ["fp32", "mixed"])

@@ -241,6 +241,16 @@ extern "C" void mp_cuda_memory_stats(mp_memory_stats *stats) {
     stats->constant_bytes += entry.second.bytes;
 }
 
+void mp::waitForKernels(const char *what) {
+  if (!enter())
+    return;
+  check(driver().cuCtxSynchronize(), [&] {
+    return format("cuCtxSynchronize(waiting for the queued kernels before "
+                  "%s; run with MP_CUDA_SYNC=1 to find a failing one)",
+                  what);
+  });
+}
+
 void mp::releaseConstantsOf(const void *base) {
   if (!base)
     return;

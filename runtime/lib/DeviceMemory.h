@@ -10,6 +10,10 @@ namespace mp {
 /// another library may later be loaded at the same addresses.
 void releaseConstantsOf(const void *base);
 
+/// Waits for every queued kernel (cuCtxSynchronize) before `what`; a
+/// failure is recorded as for the mgpu* calls.
+void waitForKernels(const char *what);
+
 } // namespace mp
 
 #endif // MP_RUNTIME_DEVICEMEMORY_H

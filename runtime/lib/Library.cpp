@@ -3,6 +3,7 @@
 #include "CudaDriver.h"
 #include "DeviceMemory.h"
 #include "Errors.h"
+#include "Library.h"
 #include "mp/gpu_binary.h"
 
 #include <cerrno>
@@ -14,15 +15,6 @@
 #include <vector>
 
 using namespace mp;
-
-struct mp_library {
-  void *handle = nullptr;
-  const mp_model_desc *desc = nullptr;
-  mp_model_run_fn run = nullptr;
-  /// Libraries with dynamic dims (mp-compile --dynamic-shapes) only.
-  mp_model_run_shaped_fn runShaped = nullptr;
-  std::string path;
-};
 
 namespace {
 
@@ -111,6 +103,12 @@ mp_status open(mp_library &lib) {
   }
   lib.runShaped = reinterpret_cast<mp_model_run_shaped_fn>(
       dlsym(lib.handle, MP_MODEL_RUN_SHAPED_SYMBOL));
+  lib.runDevice = reinterpret_cast<mp_model_run_device_fn>(
+      dlsym(lib.handle, MP_MODEL_RUN_DEVICE_SYMBOL));
+  if (auto hostInputs = reinterpret_cast<mp_model_host_inputs_fn>(
+          dlsym(lib.handle, MP_MODEL_HOST_INPUTS_SYMBOL)))
+    for (const int32_t *i = hostInputs(); i && *i >= 0; ++i)
+      lib.hostInputs.push_back(*i);
   lib.desc = describe();
   if (!lib.desc) {
     mp_cuda_take_status();
@@ -164,26 +162,33 @@ extern "C" const mp_model_desc *mp_library_describe(const mp_library *lib) {
   return lib ? lib->desc : nullptr;
 }
 
-extern "C" mp_status mp_library_run(mp_library *lib, const void *const *inputs,
-                                    void *const *outputs) {
+mp_status mp::runEntry(const char *caller, mp_library *lib,
+                       mp_model_run_fn entry, const char *symbol,
+                       const void *const *inputs, void *const *outputs) {
   if (!lib)
-    return setError(MP_ERROR_INVALID, "mp_library_run: null library");
+    return setError(MP_ERROR_INVALID, format("%s: null library", caller));
   if ((lib->desc->num_inputs > 0 && !inputs) ||
       (lib->desc->num_outputs > 0 && !outputs))
     return setError(MP_ERROR_INVALID,
-                    "mp_library_run: null input or output array");
+                    format("%s: null input or output array", caller));
   // A failure left over from earlier calls is not this run's.
   mp_cuda_take_status();
   setError(MP_OK, "");
-  int32_t result = lib->run(inputs, outputs);
+  int32_t result = entry(inputs, outputs);
   mp_status sticky = mp_cuda_take_status();
   if (result == MP_OK && sticky != MP_OK)
     return sticky; // a wrapper that did not collect the status itself
   if (result != MP_OK && !*mp_last_error())
     setError(static_cast<mp_status>(result),
-             format("'%s': %s returned %d", lib->path.c_str(),
-                    MP_MODEL_RUN_SYMBOL, result));
+             format("'%s': %s returned %d", lib->path.c_str(), symbol,
+                    result));
   return static_cast<mp_status>(result);
+}
+
+extern "C" mp_status mp_library_run(mp_library *lib, const void *const *inputs,
+                                    void *const *outputs) {
+  return runEntry("mp_library_run", lib, lib ? lib->run : nullptr,
+                  MP_MODEL_RUN_SYMBOL, inputs, outputs);
 }
 
 extern "C" int mp_library_has_dynamic_shapes(const mp_library *lib) {

@@ -381,6 +381,11 @@ extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
   finishIfSynchronous(stream, "a copy");
 }
 
+extern "C" void mp_cuda_copy_on_device(void *dst, const void *src,
+                                       size_t bytes) {
+  mgpuMemcpy(dst, const_cast<void *>(src), bytes, mgpuStreamCreate());
+}
+
 extern "C" void mgpuMemset32(void *dst, unsigned int value, size_t count,
                              void *stream) {
   if (count == 0 || !enter())

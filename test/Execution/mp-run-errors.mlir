@@ -67,3 +67,8 @@
 // RUN: not mp-run %S/Inputs/add_matmul_softmax.onnx --input x=%S/Inputs/x_int64.npy \
 // RUN:   --input w=%S/Inputs/w.npy 2>&1 | FileCheck %s --check-prefix=NOTABLE
 // NOTABLE-NOT: max abs err
+
+// --device-buffers runs a compiled library's device entry; the JIT has none.
+// RUN: not mp-run %S/Inputs/add_matmul_softmax.onnx --generate-inputs --device-buffers 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=DEVBUF
+// DEVBUF: mp-run: error: --device-buffers applies to a library written by mp-compile (libNAME.so), not to a model run by the JIT

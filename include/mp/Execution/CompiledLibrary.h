@@ -47,8 +47,23 @@ public:
   bool run(llvm::ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
            int &status, std::string &error);
 
+  /// Runs on buffers in the library's memory (device memory for a CUDA
+  /// library, mp_library_run_device): uploads the inputs, runs `runs`
+  /// times (at least once) without copies, waits, and downloads the
+  /// outputs. `runsMs` is the wall time of the runs and the wait. Static
+  /// shapes only.
+  bool runOnDevice(llvm::ArrayRef<HostTensor> inputs,
+                   std::vector<HostTensor> &out, unsigned runs,
+                   double &runsMs, int &status, std::string &error);
+
 private:
   CompiledLibrary() = default;
+  /// Each described input in `inputs` by name, checked (dtype, and a shape
+  /// that fits); false with `error` set when one is missing, unknown or
+  /// does not fit.
+  bool matchInputs(llvm::ArrayRef<HostTensor> inputs,
+                   std::vector<const HostTensor *> &matched,
+                   std::string &error) const;
   /// run() for a library with dynamic dims (mp_library_run_shaped).
   bool runShaped(llvm::ArrayRef<HostTensor> inputs,
                  std::vector<HostTensor> &out, int &status,

@@ -119,6 +119,17 @@ typedef int32_t (*mp_model_run_shaped_fn)(const mp_shaped_tensor *inputs,
                                           mp_shaped_tensor *outputs);
 #define MP_MODEL_RUN_SHAPED_SYMBOL "mp_model_run_shaped"
 
+/** Exported by CUDA libraries: runs once on device buffers (see
+    mp_library_run_device), no copies between host and device. */
+typedef int32_t (*mp_model_run_device_fn)(const void *const *inputs,
+                                          void *const *outputs);
+#define MP_MODEL_RUN_DEVICE_SYMBOL "mp_model_run_device"
+
+/** Optional in a library: the inputs mp_model_run_device reads from host
+    memory (a KV cache's fill level), as indices ending with -1. */
+typedef const int32_t *(*mp_model_host_inputs_fn)(void);
+#define MP_MODEL_HOST_INPUTS_SYMBOL "mp_model_host_inputs"
+
 /** Optional in a library: frees what its runs keep (CUDA graphs and their
     device buffers). mp_library_close calls it before unloading. */
 typedef void (*mp_model_release_fn)(void);
@@ -164,6 +175,60 @@ mp_status mp_library_run_shaped(mp_library *lib,
 /** Frees an output buffer of mp_library_run_shaped (null is ignored). */
 void mp_free(void *data);
 
+/* --- Runs on buffers that stay where the library computes ----------------
+ * A decode loop that feeds each step's outputs to the next (KV caches,
+ * recurrent state) need not move them through host memory: buffers of
+ * mp_library_device_alloc live in the memory the library computes in
+ * (device memory for a CUDA library, host memory for a CPU one), and
+ * mp_library_run_device runs on them without copying anything between host
+ * and device. Only the data the caller moves with mp_library_upload and
+ * mp_library_download crosses. */
+
+/** A buffer of `bytes` (at least 1) in the library's memory: device memory
+    (256-byte aligned) for a CUDA library, host memory (64-byte aligned) for
+    a CPU library. */
+mp_status mp_library_device_alloc(mp_library *lib, size_t bytes, void **out);
+
+/** Frees a buffer of mp_library_device_alloc (null is ignored). Runs queued
+    before may still read it: its memory is only reused by later runs and
+    uploads, which the stream orders after them. */
+void mp_library_device_free(mp_library *lib, void *buffer);
+
+/** Copies `bytes` of host memory into a buffer of mp_library_device_alloc,
+    once the runs queued before have finished. */
+mp_status mp_library_upload(mp_library *lib, void *buffer, const void *host,
+                            size_t bytes);
+
+/** Copies `bytes` of a buffer of mp_library_device_alloc into host memory,
+    once the runs queued before have finished (a kernel failure of those
+    runs is reported here). */
+mp_status mp_library_download(mp_library *lib, void *host, const void *buffer,
+                              size_t bytes);
+
+/** 1 when mp_library_run_device reads input `input` from ordinary host memory
+    rather than from a buffer of mp_library_device_alloc: the fill level of
+    in-place KV caches, which CUDA host code reads to place the cache
+    writes; 0 otherwise (and for every input of a CPU library, whose buffers
+    are host memory anyway). */
+int mp_library_input_on_host(const mp_library *lib, int32_t input);
+
+/** Waits until the runs queued on the library's buffers have finished (a
+    kernel failure of those runs is reported here); MP_OK at once for a CPU
+    library. */
+mp_status mp_library_synchronize(mp_library *lib);
+
+/** Runs the library once on buffers of mp_library_device_alloc of the
+    described sizes (the inputs mp_library_input_on_host names are host
+    memory). A KV cache updated in place takes one buffer as its input and
+    its output (distinct buffers: the input is copied into the output on
+    the device first). CUDA: the kernels are queued on the runtime's stream
+    and the call returns before they finish; mp_library_upload and
+    mp_library_download wait for them. With MP_CUDA_GRAPHS=1 a run on the
+    same buffers as the captured one replays the graph. Libraries with
+    dynamic dims do not take it (MP_ERROR_INVALID). */
+mp_status mp_library_run_device(mp_library *lib, const void *const *inputs,
+                                void *const *outputs);
+
 /** Closes the library (null is ignored). */
 void mp_library_close(mp_library *lib);
 
@@ -199,6 +264,9 @@ void *mp_cuda_alloc(size_t bytes);
 void mp_cuda_free(void *device);
 void mp_cuda_copy_to_device(void *device, const void *host, size_t bytes);
 void mp_cuda_copy_to_host(void *host, const void *device, size_t bytes);
+/** Copies between device buffers, queued on the runtime's stream after the
+    kernels before it. */
+void mp_cuda_copy_on_device(void *dst, const void *src, size_t bytes);
 
 /** The buffers of CUDA host code (mp-bind-cuda-runtime renames MLIR's
     `_mlir_memref_to_llvm_*` to these): device memory from a pool that

@@ -7,6 +7,7 @@
 //   FAKE_CUDA_FAIL_CODE its CUresult (default: out of memory for
 //                       cuMemAlloc*, CUDA_ERROR_UNKNOWN otherwise)
 //   FAKE_CUDA_TRACE_STREAMS  print stream creations and synchronizations
+//   FAKE_CUDA_TRACE_COPIES   print copies (direction and bytes)
 //   FAKE_CUDA_ANY_KERNEL  every kernel name exists (those but fake_add do
 //                         nothing): compiled libraries run their launches
 // Launches on a capturing stream are recorded into a graph (at most 1024)
@@ -365,18 +366,24 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                        void *stream) {
   (void)stream;
   FAKE_ENTRY(cuMemcpyAsync);
+  if (getenv("FAKE_CUDA_TRACE_COPIES"))
+    printf("fake: copy DtoD %zu bytes\n", bytes);
   memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
   return 0;
 }
 
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
   FAKE_ENTRY(cuMemcpyHtoD_v2);
+  if (getenv("FAKE_CUDA_TRACE_COPIES"))
+    printf("fake: copy HtoD %zu bytes\n", bytes);
   memcpy((void *)(uintptr_t)dst, src, bytes);
   return 0;
 }
 
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
   FAKE_ENTRY(cuMemcpyDtoH_v2);
+  if (getenv("FAKE_CUDA_TRACE_COPIES"))
+    printf("fake: copy DtoH %zu bytes\n", bytes);
   memcpy(dst, (const void *)(uintptr_t)src, bytes);
   return 0;
 }

@@ -5,6 +5,7 @@
 //   -DCUDA_MODEL      CUDA: z = x + kY through the fake driver's "fake_add"
 //                     kernel, with the module loaded by a constructor as in
 //                     code lowered by gpu-to-llvm; kernels for sm_80, sm_90
+//   -DCUDA_MODEL -DDEVICE_RUN  also exports mp_model_run_device
 //   -DCUDA_ARCHS_ONLY CUDA, no kernels, gpu_archs {sm_90, compute_86}
 
 #include "mp/mlir_abi.h"
@@ -52,6 +53,18 @@ int32_t mp_model_run(const void *const *inputs, void *const *outputs) {
   mp_cuda_memref_free(z);
   return mp_cuda_take_status();
 }
+
+#ifdef DEVICE_RUN
+int32_t mp_model_run_device(const void *const *inputs, void *const *outputs) {
+  void *x = (void *)inputs[0], *z = outputs[0];
+  void *y = mp_cuda_constant(kY, sizeof(kY));
+  void *function = mgpuModuleGetFunction(module, "fake_add");
+  int32_t n = 4;
+  void *params[] = {&x, &y, &z, &n};
+  mgpuLaunchKernel(function, 1, 1, 1, 4, 1, 1, 0, NULL, params, NULL, 4);
+  return mp_cuda_take_status();
+}
+#endif
 
 #elif defined(CUDA_ARCHS_ONLY)
 static const char *const kArchs[] = {"sm_90", "compute_86"};
