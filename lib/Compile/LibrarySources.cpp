@@ -171,17 +171,23 @@ void emitKvCacheCheck(llvm::raw_ostream &os, const EntrySignature &entry) {
 
 } // namespace
 
-/// The wrapper of an entry with dynamic dims (CPU): mp_model_run_shaped
-/// builds descriptors from the caller's shapes, checks that dims the model
-/// names alike agree, and copies the returned outputs into malloc'ed
-/// buffers (freeing what the compiled code allocated).
-void emitShapedRun(llvm::raw_ostream &os, const EntrySignature &entry) {
+/// The wrapper of an entry with dynamic dims: mp_model_run_shaped builds
+/// descriptors from the caller's shapes, checks that dims the model names
+/// alike agree, and copies the returned outputs into malloc'ed buffers
+/// (freeing what the compiled code allocated). CUDA: the inputs are
+/// uploaded into device buffers first, and the outputs downloaded.
+void emitShapedRun(llvm::raw_ostream &os, const EntrySignature &entry,
+                   bool cuda) {
   os << "void _mlir_memref_to_llvm_free(void *);\n\n"
      << "static void mp_strides(const int64_t *sizes, int64_t *strides, "
         "int rank) {\n"
      << "  int64_t s = 1;\n"
      << "  for (int d = rank - 1; d >= 0; --d) {\n"
      << "    strides[d] = s;\n    s *= sizes[d];\n  }\n}\n\n"
+     << "static size_t mp_bytes(const int64_t *sizes, int rank, size_t "
+        "element) {\n"
+     << "  for (int d = 0; d < rank; ++d)\n"
+     << "    element *= (size_t)sizes[d];\n  return element;\n}\n\n"
      << "MP_EXPORT int32_t mp_model_run(const void *const *in, "
         "void *const *out) {\n"
      << "  (void)in;\n  (void)out;\n"
@@ -214,14 +220,27 @@ void emitShapedRun(llvm::raw_ostream &os, const EntrySignature &entry) {
          << "    return mp_set_error(MP_ERROR_INVALID, message);\n  }\n";
     }
   }
+  os << "  int32_t status = " << (cuda ? "mp_cuda_init()" : "MP_OK")
+     << ";\n  if (status != MP_OK)\n    return status;\n";
   os << "  struct {";
   for (auto [j, t] : llvm::enumerate(entry.outputs))
     os << " mp_memref_" << t.shape.size() << " r" << j << ";";
   os << " } results;\n";
+  size_t numIn = std::max<size_t>(1, entry.inputs.size());
+  os << "  void *data[" << numIn << "] = {0};\n";
   for (auto [i, t] : llvm::enumerate(entry.inputs)) {
     size_t rank = t.shape.size();
-    os << "  mp_memref_" << rank << " a" << i << " = {in[" << i
-       << "].data, in[" << i << "].data, 0";
+    if (cuda) {
+      os << "  {\n    size_t bytes = mp_bytes(in[" << i << "].shape, " << rank
+         << ", " << HostTensor::elementBytes(t.elementType) << ");\n"
+         << "    data[" << i << "] = mp_cuda_alloc(bytes);\n"
+         << "    mp_cuda_copy_to_device(data[" << i << "], in[" << i
+         << "].data, bytes);\n  }\n";
+    } else {
+      os << "  data[" << i << "] = in[" << i << "].data;\n";
+    }
+    os << "  mp_memref_" << rank << " a" << i << " = {data[" << i
+       << "], data[" << i << "], 0";
     if (rank) {
       os << ", {";
       for (size_t d = 0; d < rank; ++d)
@@ -233,32 +252,49 @@ void emitShapedRun(llvm::raw_ostream &os, const EntrySignature &entry) {
       os << "  mp_strides(a" << i << ".sizes, a" << i << ".strides, " << rank
          << ");\n";
   }
-  os << "  " << entry.symbol << "(&results";
+  if (cuda)
+    os << "  status = mp_cuda_take_status();\n";
+  os << "  for (int j = 0; j < " << entry.outputs.size() << "; ++j)\n"
+     << "    out[j].data = 0;\n"
+     << "  if (status == MP_OK) {\n"
+     << "  " << entry.symbol << "(&results";
   for (size_t i = 0; i < entry.inputs.size(); ++i)
     os << ", &a" << i;
-  os << ");\n  int32_t status = MP_OK;\n";
+  os << ");\n";
   // Outputs may share a buffer (one value returned twice): freed once.
   for (auto [j, t] : llvm::enumerate(entry.outputs)) {
     size_t rank = t.shape.size();
     int64_t eltBytes = HostTensor::elementBytes(t.elementType);
-    os << "  {\n    size_t bytes = " << eltBytes << ";\n";
+    std::string result = "results.r" + std::to_string(j);
+    os << "  {\n    size_t bytes = mp_bytes(" << result << ".sizes, " << rank
+       << ", " << eltBytes << ");\n";
     for (size_t d = 0; d < rank; ++d)
-      os << "    out[" << j << "].shape[" << d << "] = results.r" << j
-         << ".sizes[" << d << "];\n    bytes *= (size_t)results.r" << j
+      os << "    out[" << j << "].shape[" << d << "] = " << result
          << ".sizes[" << d << "];\n";
     os << "    out[" << j << "].data = malloc(bytes ? bytes : 1);\n"
+       << "    const void *from = (char *)" << result << ".aligned + "
+       << result << ".offset * " << eltBytes << ";\n"
        << "    if (!out[" << j << "].data)\n"
        << "      status = mp_set_error(MP_ERROR_OUT_OF_MEMORY, "
        << cString("no memory for output '" + t.name + "'") << ");\n"
-       << "    else\n      memcpy(out[" << j << "].data, (char *)results.r"
-       << j << ".aligned + results.r" << j << ".offset * " << eltBytes
-       << ", bytes);\n";
+       << "    else\n      "
+       << (cuda ? "mp_cuda_copy_to_host" : "memcpy") << "(out[" << j
+       << "].data, from, bytes);\n";
     os << "    if (1";
     for (size_t k = 0; k < j; ++k)
-      os << " && results.r" << j << ".allocated != results.r" << k
+      os << " && " << result << ".allocated != results.r" << k
          << ".allocated";
-    os << ")\n      _mlir_memref_to_llvm_free(results.r" << j
-       << ".allocated);\n  }\n";
+    for (size_t i = 0; i < entry.inputs.size(); ++i)
+      os << " && " << result << ".allocated != data[" << i << "]";
+    os << ")\n      "
+       << (cuda ? "mp_cuda_memref_free" : "_mlir_memref_to_llvm_free") << "("
+       << result << ".allocated);\n  }\n";
+  }
+  os << "  }\n";
+  if (cuda) {
+    os << "  if (status == MP_OK)\n    status = mp_cuda_take_status();\n";
+    for (size_t i = 0; i < entry.inputs.size(); ++i)
+      os << "  mp_cuda_free(data[" << i << "]);\n";
   }
   os << "  if (status != MP_OK)\n    for (int j = 0; j < "
      << entry.outputs.size() << "; ++j) {\n      free(out[j].data);\n"
@@ -323,7 +359,7 @@ std::string wrapperSource(const EntrySignature &entry,
      << "MP_EXPORT const mp_model_desc *mp_model_describe(void) {\n"
      << "  return &description;\n}\n\n";
   if (entry.returnsOutputs) {
-    emitShapedRun(os, entry);
+    emitShapedRun(os, entry, isCuda(options));
     return text;
   }
   // CPU: mp_model_run is the whole run. CUDA: the check of the fill level

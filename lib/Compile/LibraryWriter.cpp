@@ -136,10 +136,6 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
   bool cuda = options.target == LibraryOptions::Target::Cuda;
   if (options.emit == LibraryOptions::Emit::Ptx && !cuda)
     return emitError(loc) << "--emit ptx needs --target cuda";
-  if (cuda && entry.returnsOutputs)
-    return emitError(loc) << "dynamic dims need --target cpu for now: the "
-                             "CUDA kernels are generated for static shapes "
-                             "(pin them with --input-shape)";
 
   PassManager pm(ctx, ModuleOp::getOperationName());
   if (cuda) {
@@ -151,6 +147,7 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
                                "(ptxas and libdevice): set CUDA_HOME or put "
                                "ptxas on PATH";
     cudaOptions.assembly = options.emit == LibraryOptions::Emit::Ptx;
+    cudaOptions.resultsAsOutParams = !entry.returnsOutputs;
     progress << "mp-compile: lowering to CUDA kernels for "
              << llvm::join(cudaOptions.chips, ", ")
              << (cudaOptions.assembly ? " (PTX)" : " (ptxas)") << "\n";

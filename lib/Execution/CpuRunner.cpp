@@ -1,6 +1,8 @@
 //===- CpuRunner.cpp - JIT-compile and run an mp module on the CPU --------===//
 
 #include "mp/Execution/CpuRunner.h"
+
+#include <cstdlib>
 #include "mp/BufferPool.h"
 #include "mp/Transforms/Passes.h"
 
@@ -18,6 +20,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <cstdlib>
 #include <cstring>
 
 using namespace mlir;
@@ -285,9 +288,17 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
   runner->updatedBy = runner->signature.updatedBy();
 
   PassManager lower(ctx, ModuleOp::getOperationName());
-  buildCpuPipeline(lower,
-                   /*resultsAsOutParams=*/!runner->signature.returnsOutputs,
-                   /*pooledAllocations=*/true);
+  // MP_JIT_GPU_MAPPING=1 (testing): the CUDA target's generic kernels,
+  // their block and thread loops run on the CPU.
+  const char *gpuMapping = std::getenv("MP_JIT_GPU_MAPPING");
+  if (gpuMapping && *gpuMapping && StringRef(gpuMapping) != "0")
+    buildGpuMappingOnCpuPipeline(
+        lower, /*resultsAsOutParams=*/!runner->signature.returnsOutputs,
+        /*pooledAllocations=*/true);
+  else
+    buildCpuPipeline(lower,
+                     /*resultsAsOutParams=*/!runner->signature.returnsOutputs,
+                     /*pooledAllocations=*/true);
   if (failed(lower.run(*module)))
     return nullptr;
 

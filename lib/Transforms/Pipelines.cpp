@@ -145,12 +145,10 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(mp::createPlanArena());
 }
 
-void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams,
-                          bool pooledAllocations) {
-  buildBufferizedLinalgPipeline(pm, resultsAsOutParams,
-                                /*outlineAndVectorize=*/true);
+/// Loops, memrefs and vectors on the host CPU -> the LLVM dialect.
+static void buildCpuLoweringTail(OpPassManager &pm, bool pooledAllocations) {
   // n-D vector transfers become 1-D ones that load and store directly.
-  pm.addPass(createExpandStridedCopies());
+  pm.addPass(mp::createExpandStridedCopies());
   pm.addPass(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createConvertLinalgToLoopsPass());
@@ -173,6 +171,22 @@ void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams,
+                          bool pooledAllocations) {
+  buildBufferizedLinalgPipeline(pm, resultsAsOutParams,
+                                /*outlineAndVectorize=*/true);
+  buildCpuLoweringTail(pm, pooledAllocations);
+}
+
+void mp::buildGpuMappingOnCpuPipeline(OpPassManager &pm,
+                                      bool resultsAsOutParams,
+                                      bool pooledAllocations) {
+  buildBufferizedLinalgPipeline(pm, resultsAsOutParams,
+                                /*outlineAndVectorize=*/false);
+  pm.addPass(createMapToGpu());
+  buildCpuLoweringTail(pm, pooledAllocations);
+}
+
 std::string mp::findCudaToolkit() {
   auto hasPtxas = [](StringRef root) {
     SmallString<128> path(root);
@@ -192,7 +206,7 @@ std::string mp::findCudaToolkit() {
 
 void mp::buildCudaPipeline(OpPassManager &pm,
                            const CudaPipelineOptions &options) {
-  buildBufferizedLinalgPipeline(pm, /*resultsAsOutParams=*/true,
+  buildBufferizedLinalgPipeline(pm, options.resultsAsOutParams,
                                 /*outlineAndVectorize=*/false,
                                 options.flashAttention);
   // mma.sync m16n8k16 on f16 needs sm_80: every image must have it.
@@ -288,6 +302,11 @@ void mp::registerMpPipelines() {
         options.toolkit = o.toolkit;
         buildCudaPipeline(pm, options);
       });
+  PassPipelineRegistration<>(
+      "mp-test-gpu-mapping-on-cpu",
+      "Lower mp as for CUDA up to mp-map-to-gpu (every op a generic kernel), "
+      "then run the mapped loops on the CPU (testing only)",
+      [](OpPassManager &pm) { buildGpuMappingOnCpuPipeline(pm); });
   PassPipelineRegistration<MixedPrecisionOptions>(
       "mp-mixed-precision",
       "Assign fp16/fp32 per op from the policy, then insert casts",

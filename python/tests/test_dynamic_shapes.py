@@ -633,3 +633,93 @@ def test_llama_one_variant_for_prefill_and_decode():
             np.testing.assert_allclose(got[name].astype(np.float32), want.astype(np.float32),
                                        rtol=1e-2, atol=1e-2, err_msg=f"{data_set.name}: {name}")
     assert model.num_variants == 1
+
+
+def test_shared_models_through_the_cuda_kernel_mapping():
+    """MP_JIT_GPU_MAPPING=1: the JIT lowers as the CUDA target does (attention
+    with materialized scores, every op one generic kernel of mp-map-to-gpu)
+    and runs the kernels' block and thread loops on the CPU, so their index
+    arithmetic meets onnxruntime's stored outputs without a GPU; with dynamic
+    shapes their grids are sized at run time, as a CUDA library with
+    --dynamic-shapes sizes them. llama computes shapes on tensors, which on
+    the CUDA target would live in device memory: refused with dynamic
+    shapes, naming the op."""
+    if not MP_RUN.is_file() or not SHARED_MODELS.is_dir():
+        pytest.skip("mp-run or ../shared/models is missing")
+    env = dict(os.environ, MP_JIT_GPU_MAPPING="1")
+    for dynamic in ([], ["--dynamic-shapes"]):
+        lines = {}
+        for tree in (SHARED_MODELS, REPO / "examples"):
+            proc = subprocess.run([str(MP_RUN), "--test-dir", str(tree), *dynamic],
+                                  capture_output=True, text=True, timeout=1800, env=env)
+            lines.update({line.split()[1].rstrip(":"): line for line in proc.stdout.splitlines()
+                          if line.startswith(("PASS ", "FAIL ", "SKIP "))})
+        for name in ("genai_gpt2_fp32_contrib_attention_past", "silero_vad_op18_ifless",
+                     "openwakeword_hello_deepa", "local_attn23_kv", "local_attn23_gqa_fp16",
+                     "tts_decoder"):
+            assert lines[name].startswith("PASS"), (dynamic, lines[name])
+        llama = lines["genai_llama_fp16_mha_extdata"]
+        if dynamic:
+            assert llama.startswith("FAIL") and "its target shape is computed in device memory" in llama
+        else:
+            assert llama.startswith("PASS"), llama
+
+
+def _has_ptxas() -> bool:
+    import shutil
+    roots = [os.environ.get(v) for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]
+    return bool(shutil.which("ptxas")) or any(r and (Path(r) / "bin" / "ptxas").is_file() for r in roots)
+
+
+CUDA_SHAPES_SCRIPT = """
+import sys
+import numpy as np
+import mp
+lib = mp.load(sys.argv[1])
+rng = np.random.default_rng(0)
+for batch, enc_len, past in [(1, 3, 0), (3, 17, 5)]:
+    feeds = {"mel_frame": rng.standard_normal((batch, 1, 80)).astype(np.float32),
+             "encoder_out": rng.standard_normal((batch, enc_len, 128)).astype(np.float32)}
+    for name, dtype, shape in lib.inputs:
+        if name.startswith("past_"):
+            feeds[name] = np.zeros((batch, 4, past, 32), dtype)
+    outs = lib.run(feeds)
+    print("shapes", batch, enc_len, past, {n: list(a.shape) for n, a in outs.items()}, flush=True)
+"""
+
+
+def test_cuda_library_with_dynamic_shapes(dynamic_libs, tmp_path):
+    """--target cuda --dynamic-shapes: the decoder's library builds (ptxas on
+    every kernel) and, on the fake driver (test/Runtime/Inputs/fake_cuda.c,
+    whose kernels do nothing), its generated wrapper uploads the inputs and
+    returns every output in the shape the CPU library gives at the same
+    sizes: the host code sizes buffers and grids at run time."""
+    import json
+    import shutil
+    import sys
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not _has_ptxas() or not cc:
+        pytest.skip("no CUDA toolkit (ptxas) or C compiler on this machine")
+    lib = tmp_path / "libdec.so"
+    proc = subprocess.run([str(MP_COMPILE), str(DECODER), "-o", str(lib), "--dynamic-shapes",
+                           "--target", "cuda", "--gpu", "sm_80"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    desc = json.loads(lib.with_suffix(".json").read_text())
+    assert desc["target"] == "cuda" and desc["entry"] == "mp_model_run_shaped"
+    fake = tmp_path / "fake_cuda.so"
+    subprocess.run([cc, "-shared", "-fPIC", str(REPO / "test/Runtime/Inputs/fake_cuda.c"),
+                    "-o", str(fake)], check=True)
+    script = tmp_path / "shapes.py"
+    script.write_text(CUDA_SHAPES_SCRIPT)
+    env = dict(os.environ, MP_CUDA_DRIVER=str(fake), FAKE_CUDA_ANY_KERNEL="1",
+               PYTHONPATH=str(REPO / "python"))
+    cuda = subprocess.run([sys.executable, str(script), str(lib)], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert cuda.returncode == 0, cuda.stdout[-2000:] + cuda.stderr
+    cpu = subprocess.run([sys.executable, str(script), str(dynamic_libs["fp32"])],
+                         env=dict(os.environ, PYTHONPATH=str(REPO / "python")),
+                         capture_output=True, text=True, timeout=300)
+    assert cpu.returncode == 0, cpu.stderr
+    shapes = lambda out: [l for l in out.splitlines() if l.startswith("shapes")]  # noqa: E731
+    assert len(shapes(cpu.stdout)) == 2
+    assert shapes(cuda.stdout) == shapes(cpu.stdout)

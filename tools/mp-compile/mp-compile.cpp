@@ -13,7 +13,7 @@
 // libtts.h and libtts.json. Running it needs only the mp runtime. Every
 // dynamic input dim must be pinned (--input-shape, or the inputs of an ONNX
 // test_data_set folder with --shapes-from, which also gives the values of
-// inputs that decide shapes), or kept with --dynamic-shapes (CPU target).
+// inputs that decide shapes), or kept with --dynamic-shapes.
 // Exit code 0 on success, 1 on any error.
 //
 //===----------------------------------------------------------------------===//
@@ -93,7 +93,7 @@ static cl::opt<bool> noFlashAttention(
 
 static cl::opt<bool> dynamicShapes(
     "dynamic-shapes",
-    cl::desc("CPU: keep the dynamic dims of inputs not given with "
+    cl::desc("keep the dynamic dims of inputs not given with "
              "--input-shape or --shapes-from; the library then runs through "
              "mp_library_run_shaped and reports output shapes per run"));
 

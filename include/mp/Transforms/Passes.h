@@ -62,7 +62,21 @@ struct CudaPipelineOptions {
   bool flashAttention = true;
   /// CUDA toolkit root; empty: findCudaToolkit().
   std::string toolkit;
+  /// The public entry writes its results into buffers its caller passes
+  /// (static shapes); false: it returns them, allocated on the device (the
+  /// form of dynamic shapes, whose sizes are known at run time only).
+  bool resultsAsOutParams = true;
 };
+
+/// Testing the CUDA target without a GPU: its front (every op lowered as
+/// for CUDA, with materialized attention scores) and mp-map-to-gpu, whose
+/// block and thread loops then run as plain loops on the host CPU. The
+/// index arithmetic of the generic kernels (grids sized at run time
+/// included) thus executes against references; the specialized kernels
+/// (Tensor Cores, block reductions, flash attention) are not used.
+void buildGpuMappingOnCpuPipeline(mlir::OpPassManager &pm,
+                                  bool resultsAsOutParams = false,
+                                  bool pooledAllocations = false);
 
 /// The CUDA toolkit root holding bin/ptxas and nvvm/libdevice: from
 /// CUDA_ROOT, CUDA_HOME or CUDA_PATH, else ptxas on PATH, else

@@ -53,7 +53,10 @@ LogicalResult staticReshapesToCasts(func::FuncOp func, IRRewriter &rewriter) {
     auto type = dyn_cast<MemRefType>(reshape.getResult().getType());
     if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity()) {
       reshape.emitOpError("with a dynamic result shape cannot run on the "
-                          "CUDA target yet (pin the input shapes)");
+                          "CUDA target yet: its target shape is computed in "
+                          "device memory (a shape computation on tensors "
+                          "feeding a Reshape); pin the input shapes, or use "
+                          "the CPU target");
       return WalkResult::interrupt();
     }
     SmallVector<int64_t> strides(type.getRank(), 1);
@@ -66,6 +69,72 @@ LogicalResult staticReshapesToCasts(func::FuncOp func, IRRewriter &rewriter) {
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());
+}
+
+/// The lowering of `bufferization.dealloc` over several buffers (dynamic
+/// shapes: a result that may alias a temporary) keeps the buffers'
+/// addresses and ownership flags in small static index and i1 buffers that
+/// only host code reads, partly in a helper function. Those belong on the
+/// host stack, not in device memory: they become allocas in the entry
+/// block. Returns the host buffers (with their casts, and the helper's
+/// arguments that only ever receive them).
+llvm::DenseSet<Value> keepDeallocListsOnHost(ModuleOp module,
+                                             IRRewriter &rewriter) {
+  llvm::DenseSet<Value> host;
+  auto isList = [](memref::AllocOp alloc) {
+    MemRefType type = alloc.getType();
+    if (!type.hasStaticShape() || inKernel(alloc) ||
+        !(type.getElementType().isIndex() ||
+          type.getElementType().isInteger(1)))
+      return false;
+    return llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+      if (auto cast = dyn_cast<memref::CastOp>(user))
+        return llvm::all_of(cast->getUsers(), llvm::IsaPred<func::CallOp>);
+      if (auto store = dyn_cast<memref::StoreOp>(user))
+        return store.getMemRef() == alloc.getResult();
+      return isa<memref::LoadOp, memref::DeallocOp>(user);
+    });
+  };
+  SmallVector<memref::AllocOp> lists;
+  module.walk([&](memref::AllocOp alloc) {
+    if (isList(alloc))
+      lists.push_back(alloc);
+  });
+  for (memref::AllocOp alloc : lists) {
+    auto func = alloc->getParentOfType<func::FuncOp>();
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        rewriter.eraseOp(user);
+    rewriter.setInsertionPointToStart(&func.getBody().front());
+    auto alloca = memref::AllocaOp::create(rewriter, alloc.getLoc(),
+                                           alloc.getType());
+    rewriter.replaceOp(alloc, alloca);
+    host.insert(alloca);
+    for (Operation *user : alloca->getUsers())
+      if (isa<memref::CastOp>(user))
+        host.insert(user->getResult(0));
+  }
+  // A private function whose memref arguments are host lists at every call
+  // (the deallocation helper).
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (!func.isPrivate() || func.isExternal())
+      continue;
+    std::optional<SymbolTable::UseRange> uses =
+        SymbolTable::getSymbolUses(func, module);
+    if (!uses || uses->empty())
+      continue;
+    bool onlyLists = llvm::all_of(*uses, [&](const SymbolTable::SymbolUse &use) {
+      return isa<func::CallOp>(use.getUser()) &&
+             llvm::all_of(use.getUser()->getOperands(), [&](Value v) {
+               return !isa<MemRefType>(v.getType()) || host.contains(v);
+             });
+    });
+    if (onlyLists)
+      for (BlockArgument arg : func.getArguments())
+        if (isa<MemRefType>(arg.getType()))
+          host.insert(arg);
+  }
+  return host;
 }
 
 /// Generalizes `op`, moves its reduction loops after the parallel ones and
@@ -116,36 +185,16 @@ LogicalResult lowerToParallelLoops(linalg::LinalgOp op,
 
 /// Replaces the outermost `loop` by blocks x threads over its flattened
 /// iteration space: thread `g = block * blockSize + thread` runs iteration
-/// `g` (delinearized, row-major) when `g` is in range.
+/// `g` (delinearized, row-major) when `g` is in range. Bounds known only at
+/// run time (dynamic shapes) give a grid sized on the host at run time, of
+/// at least one block (a launch of none is invalid).
 LogicalResult mapToBlocksAndThreads(scf::ParallelOp loop, int64_t blockSize,
                                     IRRewriter &rewriter) {
   if (loop.getNumReductions() != 0)
     return loop.emitOpError("with reductions cannot be mapped to GPU threads");
-  SmallVector<int64_t> lbs, steps, trips;
-  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
-                                       loop.getUpperBound(), loop.getStep())) {
-    std::optional<int64_t> l = getConstantIntValue(lb),
-                           u = getConstantIntValue(ub),
-                           s = getConstantIntValue(step);
-    if (!l || !u || !s || *s <= 0)
-      return loop.emitOpError("has dynamic bounds; the CUDA target needs "
-                              "static shapes (pin the input shapes)");
-    lbs.push_back(*l);
-    steps.push_back(*s);
-    trips.push_back(std::max<int64_t>(0, (*u - *l + *s - 1) / *s));
-  }
-  int64_t total = 1;
-  for (int64_t t : trips)
-    total *= t;
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
-  if (total == 0) {
-    rewriter.eraseOp(loop);
-    return success();
-  }
-  int64_t threads = std::min(blockSize, total);
-  int64_t blocks = (total + threads - 1) / threads;
-  // Constants go before the loops, once each.
+  // Constants and run-time sizes go before the loops, once each.
   Operation *constantPoint = loop;
   llvm::SmallDenseMap<int64_t, Value> constants;
   auto c = [&](int64_t v) {
@@ -157,9 +206,78 @@ LogicalResult mapToBlocksAndThreads(scf::ParallelOp loop, int64_t blockSize,
     }
     return value;
   };
+  auto value = [&](OpFoldResult v) {
+    if (auto attr = dyn_cast<Attribute>(v))
+      return c(cast<IntegerAttr>(attr).getInt());
+    return cast<Value>(v);
+  };
+  // Products fold where both factors are known.
+  auto mul = [&](OpFoldResult x, OpFoldResult y) -> OpFoldResult {
+    std::optional<int64_t> a = getConstantIntValue(x),
+                           b = getConstantIntValue(y);
+    if (a && b)
+      return rewriter.getIndexAttr(*a * *b);
+    if (a == 1 || b == 1)
+      return a == 1 ? y : x;
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(constantPoint);
+    return arith::MulIOp::create(rewriter, loc, value(x), value(y))
+        .getResult();
+  };
+  SmallVector<OpFoldResult> lbs, steps, trips;
+  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
+                                       loop.getUpperBound(), loop.getStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb),
+                           u = getConstantIntValue(ub),
+                           s = getConstantIntValue(step);
+    if (s && *s <= 0)
+      return loop.emitOpError("has a step of ") << *s << "; GPU threads "
+                                                   "need a positive step";
+    lbs.push_back(l ? OpFoldResult(rewriter.getIndexAttr(*l))
+                    : OpFoldResult(lb));
+    steps.push_back(s ? OpFoldResult(rewriter.getIndexAttr(*s))
+                      : OpFoldResult(step));
+    if (l && u && s) {
+      trips.push_back(
+          rewriter.getIndexAttr(std::max<int64_t>(0, (*u - *l + *s - 1) / *s)));
+      continue;
+    }
+    // max(ub - lb, 0) ceildiv step, at run time.
+    Value extent = arith::MaxSIOp::create(
+        rewriter, loc, arith::SubIOp::create(rewriter, loc, ub, lb), c(0));
+    trips.push_back(
+        arith::CeilDivSIOp::create(rewriter, loc, extent, step).getResult());
+  }
+  OpFoldResult total = rewriter.getIndexAttr(1);
+  for (OpFoldResult t : trips)
+    total = mul(total, t);
+  std::optional<int64_t> staticTotal = getConstantIntValue(total);
+  if (staticTotal == 0) {
+    rewriter.eraseOp(loop);
+    return success();
+  }
+  int64_t threads =
+      staticTotal ? std::min(blockSize, *staticTotal) : blockSize;
   Value zero = c(0), one = c(1);
+  Value blocks =
+      staticTotal
+          ? c((*staticTotal + threads - 1) / threads)
+          : arith::MaxSIOp::create(
+                rewriter, loc,
+                arith::CeilDivSIOp::create(rewriter, loc, value(total),
+                                           c(threads)),
+                c(1))
+                .getResult();
+  // The strides of the row-major delinearization, innermost first.
+  SmallVector<OpFoldResult> strides(trips.size());
+  OpFoldResult stride = rewriter.getIndexAttr(1);
+  for (int64_t i = trips.size() - 1; i >= 0; --i) {
+    strides[i] = stride;
+    if (i > 0)
+      stride = mul(stride, trips[i]);
+  }
   auto grid = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
-                                      ValueRange{c(blocks)}, ValueRange{one});
+                                      ValueRange{blocks}, ValueRange{one});
   constantPoint = grid;
   rewriter.setInsertionPointToStart(grid.getBody());
   auto block = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
@@ -173,24 +291,29 @@ LogicalResult mapToBlocksAndThreads(scf::ParallelOp loop, int64_t blockSize,
       block.getInductionVars()[0]);
   Value inRange = arith::CmpIOp::create(rewriter, loc,
                                         arith::CmpIPredicate::ult, g,
-                                        c(total));
+                                        value(total));
   auto guard = scf::IfOp::create(rewriter, loc, inRange,
                                  /*withElseRegion=*/false);
   rewriter.setInsertionPointToStart(guard.thenBlock());
   IRMapping map;
-  int64_t stride = total;
-  for (auto [iv, lb, step, trip] :
-       llvm::zip(loop.getInductionVars(), lbs, steps, trips)) {
-    stride /= trip;
-    Value idx = stride == 1 ? g
-                            : arith::DivUIOp::create(rewriter, loc, g,
-                                                     c(stride)).getResult();
-    if (stride * trip != total)
-      idx = arith::RemUIOp::create(rewriter, loc, idx, c(trip));
-    if (step != 1)
-      idx = arith::MulIOp::create(rewriter, loc, idx, c(step));
-    if (lb != 0)
-      idx = arith::AddIOp::create(rewriter, loc, idx, c(lb));
+  for (auto [i, iv] : llvm::enumerate(loop.getInductionVars())) {
+    Value idx = isConstantIntValue(strides[i], 1)
+                    ? g
+                    : arith::DivUIOp::create(rewriter, loc, g,
+                                             value(strides[i]))
+                          .getResult();
+    // The outermost index is in range without a remainder; so is one
+    // whose stride times trip count is the whole space.
+    std::optional<int64_t> stride = getConstantIntValue(strides[i]),
+                           trip = getConstantIntValue(trips[i]);
+    bool covered = stride && trip && staticTotal &&
+                   *stride * *trip == *staticTotal;
+    if (i != 0 && !covered)
+      idx = arith::RemUIOp::create(rewriter, loc, idx, value(trips[i]));
+    if (!isConstantIntValue(steps[i], 1))
+      idx = arith::MulIOp::create(rewriter, loc, idx, value(steps[i]));
+    if (!isConstantIntValue(lbs[i], 0))
+      idx = arith::AddIOp::create(rewriter, loc, idx, value(lbs[i]));
     map.map(iv, idx);
   }
   for (Operation &op : loop.getBody()->without_terminator())
@@ -219,10 +342,14 @@ struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());
+    hostLists = keepDeallocListsOnHost(getOperation(), rewriter);
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (failed(mapFunction(func, rewriter)))
         return signalPassFailure();
   }
+
+  /// Buffers only host code uses (keepDeallocListsOnHost).
+  llvm::DenseSet<Value> hostLists;
 
   LogicalResult mapFunction(func::FuncOp func, IRRewriter &rewriter) {
     copiesToLinalg(func, rewriter);
@@ -248,6 +375,8 @@ struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {
     // a buffer, except the host-resident arguments the entry marks (a KV
     // cache's fill level, which places the cache writes).
     auto onHost = [&](Value memref) {
+      if (hostLists.contains(memref))
+        return true;
       auto arg = dyn_cast<BlockArgument>(memref);
       return arg && arg.getOwner()->isEntryBlock() &&
              arg.getOwner()->getParentOp() == func &&
@@ -258,6 +387,12 @@ struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {
         return WalkResult::advance();
       if (auto load = dyn_cast<memref::LoadOp>(op);
           load && onHost(load.getMemRef()))
+        return WalkResult::advance();
+      if (auto store = dyn_cast<memref::StoreOp>(op);
+          store && hostLists.contains(store.getMemRef()))
+        return WalkResult::advance();
+      if (auto alloca = dyn_cast<memref::AllocaOp>(op);
+          alloca && hostLists.contains(alloca))
         return WalkResult::advance();
       if (isa<memref::LoadOp, memref::StoreOp, memref::AllocaOp,
               memref::CopyOp>(op) ||

@@ -524,6 +524,12 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
   int64_t B = a.B, Hq = a.Hq, S = a.S, T = a.T, Dv = a.Dv;
   Type f32 = b.getF32Type(), elt = typeOf(q).getElementType();
   bool streamLongCaches = kernels == AttentionKernels::CpuStreaming;
+  // The flash kernels are generated for static shapes; with run-time
+  // lengths the GPU takes the materialized scores (generic kernels).
+  if (kernels == AttentionKernels::GpuFlash &&
+      !(typeOf(q).hasStaticShape() && typeOf(k).hasStaticShape() &&
+        typeOf(v).hasStaticShape()))
+    kernels = AttentionKernels::Materialized;
   // The GPU's flash kernels take the masks they know.
   if (kernels == AttentionKernels::GpuFlash && !needScores && !m.additive &&
       !m.keep && !m.keyPadding && !m.fillMask && !m.sink) {
@@ -653,10 +659,8 @@ struct AttentionLowering : public AttentionPattern<AttentionOp> {
   using AttentionPattern::AttentionPattern;
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    // Dynamic batch and sequence lengths take the materialized scores; a
-    // fixed-capacity cache (past_length) needs static shapes.
-    if (!allStatic(op) && (op.getPastLength() ||
-                           kernels == AttentionKernels::GpuFlash))
+    // A fixed-capacity cache (past_length) needs static shapes.
+    if (!allStatic(op) && op.getPastLength())
       return rewriter.notifyMatchFailure(op, "dynamic shape");
     if (op.getQkMatmulOutputMode() < 0 || op.getQkMatmulOutputMode() > 3)
       return rewriter.notifyMatchFailure(op, "unknown qk_matmul_output_mode");
@@ -751,9 +755,6 @@ struct MultiHeadAttentionLowering
       return rewriter.notifyMatchFailure(op, "bias with projected K/V");
     if (Value kp = op.getKeyPaddingMask(); kp && typeOf(kp).getRank() != 2)
       return rewriter.notifyMatchFailure(op, "key_padding_mask form");
-    // Dynamic batch and sequence lengths take the materialized scores.
-    if (!allStatic(op) && kernels == AttentionKernels::GpuFlash)
-      return rewriter.notifyMatchFailure(op, "dynamic shape");
     Location loc = op.getLoc();
     int64_t n = op.getNumHeads();
     // Part i of a packed [B, L, N, parts, H] input, as [B, L, N*H] (batch
@@ -882,8 +883,6 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
   using AttentionPattern::AttentionPattern;
   LogicalResult matchAndRewrite(MsAttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!allStatic(op) && kernels == AttentionKernels::GpuFlash)
-      return rewriter.notifyMatchFailure(op, "unsupported form");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     auto in = typeOf(op.getInput());

@@ -106,3 +106,59 @@ func.func @copy_and_reshape(%a: memref<12xf32>, %shape: memref<2xi64>, %out: mem
   memref.copy %r, %out : memref<2x6xf32> to memref<2x6xf32>
   return
 }
+
+// -----
+
+// Bounds known only at run time: the trip count and the grid are computed on
+// the host (at least one block), the guard compares with the run-time total
+// and the row index is a division by the static inner trip count.
+// CHECK-LABEL: func.func @dynamic_rows
+//      CHECK: %[[ROWS:.+]] = memref.dim %{{.+}}, %{{.+}} : memref<?x100xf32>
+//      CHECK: %[[TRIP:.+]] = arith.ceildivsi %{{.+}}, %{{.+}} : index
+//      CHECK: %[[TOTAL:.+]] = arith.muli %[[TRIP]], %[[C100:.+]] : index
+//      CHECK: %[[N:.+]] = arith.ceildivsi %[[TOTAL]], %[[C256:.+]] : index
+// CHECK-NEXT: %[[BLOCKS:.+]] = arith.maxsi %[[N]], %{{.+}} : index
+// CHECK-NEXT: scf.parallel (%[[B:.+]]) = (%{{.+}}) to (%[[BLOCKS]])
+// CHECK-NEXT:   scf.parallel (%[[T:.+]]) = (%{{.+}}) to (%[[C256]])
+//      CHECK:     %[[IN:.+]] = arith.cmpi ult, %{{.+}}, %[[TOTAL]]
+// CHECK-NEXT:     scf.if %[[IN]]
+// CHECK-NEXT:       arith.divui %{{.+}}, %[[C100]]
+// CHECK-NEXT:       arith.remui %{{.+}}, %[[C100]]
+func.func @dynamic_rows(%a: memref<?x100xf32>, %out: memref<?x100xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<?x100xf32>) outs(%out : memref<?x100xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+// The lists that the lowering of a several-buffer bufferization.dealloc
+// keeps (addresses, ownership flags), read only by host code and its
+// helper, stay on the host stack instead of device memory.
+// CHECK-LABEL: func.func @dealloc_lists
+// CHECK-NEXT: %[[LIST:.+]] = memref.alloca() : memref<2xindex>
+//  CHECK-NOT: memref.alloc()
+//  CHECK-NOT: memref.dealloc %[[LIST]]
+//      CHECK: call @helper
+func.func @dealloc_lists(%p: index, %q: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %list = memref.alloc() : memref<2xindex>
+  memref.store %p, %list[%c0] : memref<2xindex>
+  memref.store %q, %list[%c1] : memref<2xindex>
+  %any = memref.cast %list : memref<2xindex> to memref<?xindex>
+  call @helper(%any) : (memref<?xindex>) -> ()
+  memref.dealloc %list : memref<2xindex>
+  return
+}
+func.func private @helper(%list: memref<?xindex>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %list[%c0] : memref<?xindex>
+  memref.store %v, %list[%c0] : memref<?xindex>
+  return
+}
