@@ -84,6 +84,27 @@ done
 echo "converting test sets, running the CPU libraries for reference outputs"
 "$PY" bench/gpu/prepare.py "$ART" "$RUNTIME" "${MODELS[@]}" || failed=1
 
+# The TTS decoder compiled with ARGS into $ART/CHECK/P/T/libdec.so for
+# both precisions and targets, then `CHECK.py prepare` (its CPU reference).
+decoder_check() {  # CHECK ARGS...
+  local check=$1; shift
+  for p in fp32 mixed; do
+    for t in cpu cuda; do
+      local out="$ART/$check/$p/$t" args=(--target "$t")
+      [ "$t" = cuda ] && args+=(--gpu sm_90)
+      mkdir -p "$out"
+      if "$MP_COMPILE" examples/tts_decoder/model.onnx "$@" "${args[@]}" \
+          --precision "$p" -o "$out/libdec.so" >"$out/compile.log" 2>&1; then
+        cp "$RUNTIME" "$out/"
+        echo "  $check $p $t: ok"
+      else
+        failed=1; echo "  $check $p $t: FAILED, $out/compile.log"
+      fi
+    done
+  done
+  "$PY" "bench/gpu/$check.py" prepare "$ART" || failed=1
+}
+
 # A decode loop with in-place KV caches and the flash attention kernels
 # (bench/gpu/kv_decode.py): the TTS decoder fused, 64-position caches.
 if [[ -z $FILTER || tts_decoder == *"$FILTER"* || kv_decode == *"$FILTER"* ]]; then
@@ -91,20 +112,13 @@ if [[ -z $FILTER || tts_decoder == *"$FILTER"* || kv_decode == *"$FILTER"* ]]; t
   for l in 0 1; do for kind in key value; do
     pins+=(--input-shape "past_${kind}_$l=2x4x0x32")
   done; done
-  for p in fp32 mixed; do
-    for t in cpu cuda; do
-      out="$ART/kv_decode/$p/$t"; mkdir -p "$out"
-      args=(--target "$t"); [ "$t" = cuda ] && args+=(--gpu sm_90)
-      if "$MP_COMPILE" examples/tts_decoder/model.onnx --fuse-attention --max-seq-len 64 \
-          "${pins[@]}" "${args[@]}" --precision "$p" -o "$out/libdec.so" >"$out/compile.log" 2>&1; then
-        cp "$RUNTIME" "$out/"
-        echo "  kv_decode $p $t: ok"
-      else
-        failed=1; echo "  kv_decode $p $t: FAILED, $out/compile.log"
-      fi
-    done
-  done
-  "$PY" bench/gpu/kv_decode.py prepare "$ART" || failed=1
+  decoder_check kv_decode --fuse-attention --max-seq-len 64 "${pins[@]}"
+fi
+
+# One library for every shape (bench/gpu/dynamic.py): the decoder with
+# --dynamic-shapes, its grids sized at run time on CUDA.
+if [[ -z $FILTER || tts_decoder == *"$FILTER"* || dynamic == *"$FILTER"* ]]; then
+  decoder_check dynamic --dynamic-shapes
 fi
 
 kib=$(du -sk "$ART" | cut -f1)

@@ -22,7 +22,6 @@ OUT/kv_decode.md and OUT/kv_decode.json. Needs numpy and python/mp only.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 import time
@@ -34,6 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
 
 from mp.library import load  # noqa: E402
+from stepcheck import NAN, excess, main, result_cell, write_report  # noqa: E402
 
 STEPS = 8
 TOLERANCE = {"fp32": (1e-3, 1e-4), "mixed": (1e-2, 1e-2)}
@@ -81,12 +81,10 @@ def worst_excess(steps: list[dict], ref, rtol: float, atol: float) -> float:
     worst = -np.inf
     for t, got in enumerate(steps):
         for n, a in got.items():
-            want = ref[f"step{t}.{n}"].astype(np.float64)
-            a64 = a.astype(np.float64)
+            want = ref[f"step{t}.{n}"]
             if n.startswith("present_"):  # the filled positions
-                want, a64 = want[:, :, :t + 1], a64[:, :, :t + 1]
-            excess = np.abs(a64 - want) - (atol + rtol * np.abs(want))
-            worst = max(worst, float(excess.max()))
+                want, a = want[:, :, :t + 1], a[:, :, :t + 1]
+            worst = max(worst, excess(a, want, rtol, atol))
     return worst
 
 
@@ -109,7 +107,6 @@ def prepare(art: Path) -> int:
 
 def run(art: Path, out: Path, target: str = "cuda") -> int:
     report = {"steps": STEPS, "results": []}
-    failed = False
     for precision, (rtol, atol) in TOLERANCE.items():
         folder = art / "kv_decode" / precision
         row = {"precision": precision}
@@ -139,11 +136,8 @@ def run(art: Path, out: Path, target: str = "cuda") -> int:
                        device_step_ms=statistics.median(dev_times[1:] + more[1:]))
         except Exception as e:  # noqa: BLE001 - reported per row
             row.update(passed=False, error=f"{type(e).__name__}: {e}")
-        failed |= not row["passed"]
         report["results"].append(row)
         print(f"kv_decode: {row}")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "kv_decode.json").write_text(json.dumps(report, indent=2) + "\n")
     lines = ["# Decode loop with in-place KV caches (CUDA vs CPU library)", "",
              f"{STEPS} steps of the TTS decoder (--fuse-attention --max-seq-len 64), "
              "each step's outputs compared with the CPU library's.", "",
@@ -153,24 +147,12 @@ def run(art: Path, out: Path, target: str = "cuda") -> int:
              "(device: upload of the mel frame to download of the outputs, steps after the first).", "",
              "| precision | result | worst excess, host buffers | worst excess, device buffers "
              "| step ms, host buffers | step ms, device buffers |", "|---|---|---:|---:|---:|---:|"]
-    nan = float("nan")
     for row in report["results"]:
-        result = "PASS" if row["passed"] else ("ERROR " + row["error"] if "error" in row else "FAIL")
-        lines.append(f"| {row['precision']} | {result} | {row.get('worst_excess', nan):.2e} "
-                     f"| {row.get('worst_excess_device', nan):.2e} | {row.get('step_ms', nan):.3f} "
-                     f"| {row.get('device_step_ms', nan):.3f} |")
-    (out / "kv_decode.md").write_text("\n".join(lines) + "\n")
-    return 1 if failed else 0
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) == 2 and argv[0] == "prepare":
-        return prepare(Path(argv[1]))
-    if len(argv) in (3, 4) and argv[0] == "run" and argv[3:] in ([], ["cpu"]):
-        return run(Path(argv[1]), Path(argv[2]), *argv[3:])
-    print(__doc__, file=sys.stderr)
-    return 2
+        lines.append(f"| {row['precision']} | {result_cell(row)} | {row.get('worst_excess', NAN):.2e} "
+                     f"| {row.get('worst_excess_device', NAN):.2e} | {row.get('step_ms', NAN):.3f} "
+                     f"| {row.get('device_step_ms', NAN):.3f} |")
+    return write_report(out, "kv_decode", report, lines)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:], prepare, run, __doc__))

@@ -28,5 +28,9 @@ if [ -d bench/gpu/artifacts/kv_decode ] && [[ " $* " != *" --device cpu "* ]]; t
   PYTHONUNBUFFERED=1 timeout -k 5 "${MP_KV_TIMEOUT:-60}" "$PY" bench/gpu/kv_decode.py run \
     bench/gpu/artifacts "$OUT" || rc=$((rc == 0 ? 1 : rc))
 fi
-echo "results: $OUT/results.md, $OUT/results.json and $OUT/kv_decode.md (exit $rc)"
+if [ -d bench/gpu/artifacts/dynamic ] && [[ " $* " != *" --device cpu "* ]]; then
+  PYTHONUNBUFFERED=1 timeout -k 5 "${MP_DYNAMIC_TIMEOUT:-40}" "$PY" bench/gpu/dynamic.py run \
+    bench/gpu/artifacts "$OUT" || rc=$((rc == 0 ? 1 : rc))
+fi
+echo "results: $OUT/results.md, $OUT/results.json, $OUT/kv_decode.md and $OUT/dynamic.md (exit $rc)"
 exit $rc

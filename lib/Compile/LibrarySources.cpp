@@ -266,8 +266,12 @@ void emitShapedRun(llvm::raw_ostream &os, const EntrySignature &entry,
     size_t rank = t.shape.size();
     int64_t eltBytes = HostTensor::elementBytes(t.elementType);
     std::string result = "results.r" + std::to_string(j);
-    os << "  {\n    size_t bytes = mp_bytes(" << result << ".sizes, " << rank
-       << ", " << eltBytes << ");\n";
+    // A rank-0 descriptor has no sizes.
+    os << "  {\n    size_t bytes = "
+       << (rank ? "mp_bytes(" + result + ".sizes, " + std::to_string(rank) +
+                      ", " + std::to_string(eltBytes) + ")"
+                : std::to_string(eltBytes))
+       << ";\n";
     for (size_t d = 0; d < rank; ++d)
       os << "    out[" << j << "].shape[" << d << "] = " << result
          << ".sizes[" << d << "];\n";
@@ -441,10 +445,15 @@ std::string wrapperSource(const EntrySignature &entry,
      << "      graph = mp_cuda_capture_end();\n    }\n"
      << "    if (!graph) {\n      noGraph = 1;\n"
      << "      (void)mp_cuda_take_status();\n    } else {\n"
-     << "      memcpy(graphIn, in, sizeof(void *) * " << entry.inputs.size()
-     << ");\n"
-     << "      memcpy(graphOut, out, sizeof(void *) * "
-     << entry.outputs.size() << ");\n    }\n  }\n"
+     << (entry.inputs.empty()
+             ? std::string()
+             : "      memcpy(graphIn, in, sizeof(void *) * " +
+                   std::to_string(entry.inputs.size()) + ");\n")
+     << (entry.outputs.empty()
+             ? std::string()
+             : "      memcpy(graphOut, out, sizeof(void *) * " +
+                   std::to_string(entry.outputs.size()) + ");\n")
+     << "    }\n  }\n"
      << "  if (graph && mp_graph_buffers(in, out))\n"
      << "    mp_cuda_graph_launch(graph);\n"
      << "  else\n    mp_call(in, out);\n"

@@ -2,7 +2,6 @@
 
 #include "mp/Execution/CpuRunner.h"
 
-#include <cstdlib>
 #include "mp/BufferPool.h"
 #include "mp/Transforms/Passes.h"
 

@@ -243,15 +243,9 @@ class Library:
         ``--max-seq-len`` is updated in place without a copy when its output
         array is its input array."""
         from . import Error
-        if not isinstance(inputs, Mapping):
-            inputs = {name: a for (name, _, _), a in zip(self.inputs, inputs)}
-        unknown = set(inputs) - {name for name, _, _ in self.inputs}
-        if unknown:
-            raise Error(f"the library has no input named {sorted(unknown)[0]!r}")
+        inputs, given = self._named(inputs, out)
         keep, pointers = [], (ctypes.c_void_p * max(len(self.inputs), 1))()
         for i, (name, dtype, shape) in enumerate(self.inputs):
-            if name not in inputs:
-                raise Error(f"missing input {name!r} ({dtype}{list(shape)})")
             a = _dense(inputs[name])
             if a.dtype != dtype or a.ndim != len(shape) or any(
                     d >= 0 and d != g for d, g in zip(shape, a.shape)):
@@ -264,10 +258,6 @@ class Library:
                 raise Error("a library with dynamic shapes allocates its outputs: "
                             "out= is not taken")
             return self._run_shaped(keep)
-        given = dict(out or {})
-        unknown = set(given) - {name for name, _, _ in self.outputs}
-        if unknown:
-            raise Error(f"the library has no output named {sorted(unknown)[0]!r}")
         outs = {}
         for name, dtype, shape in self.outputs:
             a = given.get(name)
@@ -284,6 +274,23 @@ class Library:
         if status:
             _raise(status)
         return outs
+
+    def _named(self, inputs, out) -> tuple[dict, dict]:
+        """``inputs`` by name (a sequence is in input order) and ``out`` as a
+        dict; raises for a missing input or a name the library lacks."""
+        from . import Error
+        if not isinstance(inputs, Mapping):
+            inputs = {name: a for (name, _, _), a in zip(self.inputs, inputs)}
+        given = dict(out or {})
+        for kind, names, specs in (("input", inputs, self.inputs),
+                                   ("output", given, self.outputs)):
+            unknown = set(names) - {name for name, _, _ in specs}
+            if unknown:
+                raise Error(f"the library has no {kind} named {sorted(unknown)[0]!r}")
+        for name, dtype, shape in self.inputs:
+            if name not in inputs:
+                raise Error(f"missing input {name!r} ({dtype}{list(shape)})")
+        return inputs, given
 
     def to_device(self, array) -> DeviceArray:
         """``array`` copied into the library's memory."""
@@ -317,11 +324,7 @@ class Library:
         if self.dynamic_shapes:
             raise Error("run_device needs a library of static shapes; this one has dims "
                         "fixed at run time (use run)")
-        if not isinstance(inputs, Mapping):
-            inputs = {name: a for (name, _, _), a in zip(self.inputs, inputs)}
-        unknown = set(inputs) - {name for name, _, _ in self.inputs}
-        if unknown:
-            raise Error(f"the library has no input named {sorted(unknown)[0]!r}")
+        inputs, given = self._named(inputs, out)
 
         def check(kind, name, a, dtype, shape):
             if isinstance(a, DeviceArray) and a.library is not self:
@@ -332,8 +335,6 @@ class Library:
 
         keep, pointers = [], (ctypes.c_void_p * max(len(self.inputs), 1))()
         for i, (name, dtype, shape) in enumerate(self.inputs):
-            if name not in inputs:
-                raise Error(f"missing input {name!r} ({dtype}{list(shape)})")
             a = inputs[name]
             if not isinstance(a, DeviceArray):
                 a = _dense(a)
@@ -347,10 +348,6 @@ class Library:
                 a = a if isinstance(a, DeviceArray) else self.to_device(a)
                 pointers[i] = a._pointer()
             keep.append(a)
-        given = dict(out or {})
-        unknown = set(given) - {name for name, _, _ in self.outputs}
-        if unknown:
-            raise Error(f"the library has no output named {sorted(unknown)[0]!r}")
         outs = {}
         for name, dtype, shape in self.outputs:
             a = given.get(name)
@@ -360,6 +357,13 @@ class Library:
                 raise Error(f"output {name!r} must be given as a DeviceArray")
             check("output", name, a, dtype, shape)
             outs[name] = a
+        # Kernels would read and write one buffer at once (a cache updated
+        # in place is an input given as its output, which is fine).
+        seen = {}
+        for name, a in outs.items():
+            if id(a) in seen:
+                raise Error(f"outputs {seen[id(a)]!r} and {name!r} are the same DeviceArray")
+            seen[id(a)] = name
         out_pointers = (ctypes.c_void_p * max(len(outs), 1))(
             *[a._pointer() for a in outs.values()])
         status = self._rt.mp_library_run_device(self._handle, pointers, out_pointers)

@@ -93,30 +93,47 @@ def test_cuda_without_driver_fails_cleanly(artifacts, tmp_path):
     assert "FAIL" in (tmp_path / "results.md").read_text()
 
 
+def _decoder_check_dry_run(tmp_path: Path, check: str, *args: str) -> dict:
+    """bench/gpu/CHECK.py on CPU libraries of the decoder compiled with
+    ARGS (fp32 and mixed, as build.sh compiles them): `prepare`, then
+    `run ... cpu`; the JSON report."""
+    mp_compile = BUILD / "bin" / "mp-compile"
+    if not mp_compile.is_file():
+        pytest.skip("mp-compile is not built")
+    for precision in ("fp32", "mixed"):
+        lib = tmp_path / check / precision / "cpu" / "libdec.so"
+        proc = subprocess.run([str(mp_compile), str(REPO / "examples" / "tts_decoder" / "model.onnx"),
+                               *args, "--precision", precision, "-o", str(lib)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+    script = REPO / "bench" / "gpu" / f"{check}.py"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    for step in (["prepare", str(tmp_path)], ["run", str(tmp_path), str(tmp_path / "out"), "cpu"]):
+        proc = subprocess.run([sys.executable, str(script), *step], capture_output=True, text=True,
+                              env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads((tmp_path / "out" / f"{check}.json").read_text())
+
+
 def test_kv_decode_flow_on_cpu_libraries(tmp_path):
     """bench/gpu/kv_decode.py: `prepare` saves 8 decode steps of the CPU
     library, `run ... cpu` repeats them through the same comparison the GPU
     run makes (a dry run here: CPU against itself must pass)."""
-    mp_compile = BUILD / "bin" / "mp-compile"
-    if not mp_compile.is_file():
-        pytest.skip("mp-compile is not built")
     pins = ["mel_frame=2x1x80", "encoder_out=2x10x128"]
     pins += [f"past_{kind}_{l}=2x4x0x32" for l in range(2) for kind in ("key", "value")]
-    for precision in ("fp32", "mixed"):
-        lib = tmp_path / "kv_decode" / precision / "cpu" / "libdec.so"
-        proc = subprocess.run([str(mp_compile), str(REPO / "examples" / "tts_decoder" / "model.onnx"),
-                               "--fuse-attention", "--max-seq-len", "64", "--precision", precision,
-                               "-o", str(lib)] + [a for p in pins for a in ("--input-shape", p)],
-                              capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-    script = REPO / "bench" / "gpu" / "kv_decode.py"
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
-    for args in (["prepare", str(tmp_path)], ["run", str(tmp_path), str(tmp_path / "out"), "cpu"]):
-        proc = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
-                              env=env)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    report = json.loads((tmp_path / "out" / "kv_decode.json").read_text())
+    report = _decoder_check_dry_run(tmp_path, "kv_decode", "--fuse-attention", "--max-seq-len", "64",
+                                    *[a for p in pins for a in ("--input-shape", p)])
     assert [r["precision"] for r in report["results"]] == ["fp32", "mixed"]
     assert all(r["passed"] for r in report["results"]), report
     assert all(r["worst_excess_device"] <= 0 and r["device_step_ms"] > 0
                for r in report["results"]), report
+
+
+def test_dynamic_flow_on_cpu_libraries(tmp_path):
+    """bench/gpu/dynamic.py: `prepare` saves the CPU library's outputs at
+    three shapes of one --dynamic-shapes decoder, `run ... cpu` repeats them
+    through the comparison the GPU run makes (a dry run here: CPU against
+    itself must pass, shapes included)."""
+    report = _decoder_check_dry_run(tmp_path, "dynamic", "--dynamic-shapes")
+    assert [r["precision"] for r in report["results"]] == ["fp32"] * 3 + ["mixed"] * 3
+    assert all(r["passed"] and r["ms"] > 0 for r in report["results"]), report

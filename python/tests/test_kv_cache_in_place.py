@@ -167,6 +167,10 @@ def test_device_buffer_errors(libs):
         lib.run_device({**feeds, "past_key_0": lib.to_device(feeds["past_key_0"].astype(np.float16))})
     with pytest.raises(mp.Error, match="output 'mel_out' must be given as a DeviceArray"):
         lib.run_device(feeds, out={"mel_out": np.zeros((BATCH, 1, 80), np.float32)})
+    shared = lib.empty_device((BATCH, HEADS, CAPACITY, HEAD_DIM), np.float32)
+    with pytest.raises(mp.Error, match="outputs 'present_key_0' and 'present_value_0' are the "
+                                       "same DeviceArray"):
+        lib.run_device(feeds, out={"present_key_0": shared, "present_value_0": shared})
     with pytest.raises(mp.Error, match="is a DeviceArray of another library"):
         lib.run_device({**feeds, "mel_frame": other.to_device(feeds["mel_frame"])})
     with pytest.raises(mp.Error, match=r"cannot copy float32\[3\] into a DeviceArray of float32\[2\]"):

@@ -226,6 +226,11 @@ bool cuda::enter() {
   return true;
 }
 
+bool cuda::initialized() {
+  return state().ready.load(std::memory_order_acquire) &&
+         state().status == MP_OK;
+}
+
 bool cuda::enterRelease(const void *handle) {
   return handle && state().ready.load(std::memory_order_acquire) &&
          state().status == MP_OK && init() == MP_OK;

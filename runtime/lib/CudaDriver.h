@@ -55,6 +55,9 @@ struct Driver {
 /// on every later call.
 mp_status init();
 
+/// Whether init() already succeeded in this process (no side effects).
+bool initialized();
+
 /// The loaded driver; only valid after init() returned MP_OK.
 const Driver &driver();
 

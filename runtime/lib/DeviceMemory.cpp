@@ -3,8 +3,11 @@
 // The buffers of generated CUDA code. A model allocates the same sizes on
 // every run, and cuMemAlloc/cuMemFree are slow (cuMemFree synchronizes the
 // device), so freed blocks are kept by size class and handed out again, as
-// the host BufferPool does. Reuse is safe because the generated host code
-// launches synchronously: a block is only freed once its kernels finished.
+// the host BufferPool does. A block may be freed while kernels queued on
+// the runtime's stream still read it (runs on device buffers return before
+// their kernels finish): later kernels that get it are ordered after them
+// by the stream, and copies into device memory, which are not on that
+// stream, first wait for every queued kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,7 @@
 #include "Graphs.h"
 
 #include <algorithm>
+#include <atomic>
 #include <dlfcn.h>
 #include "SizeClass.h"
 
@@ -115,7 +119,10 @@ void poolFree(void *device) {
       p.classOf.erase(it);
     }
   }
-  // Not from the pool (mgpuMemAlloc) or over the cache limit.
+  // Not from the pool (mgpuMemAlloc) or over the cache limit; queued
+  // kernels may still read it.
+  if (!finishQueuedWork("cuMemFree_v2"))
+    return;
   check(driver().cuMemFree_v2(block),
         [] { return std::string("cuMemFree_v2"); });
 }
@@ -135,6 +142,21 @@ Constants &constants() {
   return *c;
 }
 
+} // namespace
+
+namespace {
+/// Whether work was queued on the runtime's stream since the context was
+/// last synchronized.
+std::atomic<bool> workQueued{false};
+
+bool synchronize(const char *what) {
+  workQueued.store(false, std::memory_order_relaxed);
+  return check(driver().cuCtxSynchronize(), [&] {
+    return format("cuCtxSynchronize(waiting for the queued kernels before "
+                  "%s; run with MP_CUDA_SYNC=1 to find a failing one)",
+                  what);
+  });
+}
 } // namespace
 
 extern "C" void *mp_cuda_alloc(size_t bytes) { return poolAlloc(bytes); }
@@ -165,6 +187,9 @@ extern "C" void mp_cuda_copy_to_device(void *device, const void *host,
                                        size_t bytes) {
   if (bytes == 0 || !enter())
     return;
+  // A queued kernel may still read the block (see the top of this file).
+  if (!finishQueuedWork("a host-to-device copy"))
+    return;
   if (!check(driver().cuMemcpyHtoD_v2(reinterpret_cast<CUdeviceptr>(device),
                                       host, bytes),
              [&] { return format("cuMemcpyHtoD_v2(%zu bytes)", bytes); }))
@@ -181,10 +206,7 @@ extern "C" void mp_cuda_copy_to_host(void *host, const void *device,
   if (bytes == 0 || !enter())
     return;
   // Kernels on any stream must be done; their failures surface here.
-  if (!check(driver().cuCtxSynchronize(), [] {
-        return std::string("cuCtxSynchronize(waiting for the kernels; run "
-                           "with MP_CUDA_SYNC=1 to find the failing one)");
-      }))
+  if (!synchronize("a device-to-host copy"))
     return;
   check(driver().cuMemcpyDtoH_v2(host, reinterpret_cast<CUdeviceptr>(device),
                                  bytes),
@@ -241,14 +263,16 @@ extern "C" void mp_cuda_memory_stats(mp_memory_stats *stats) {
     stats->constant_bytes += entry.second.bytes;
 }
 
+
+void mp::noteQueuedWork() { workQueued.store(true, std::memory_order_relaxed); }
+
+bool mp::finishQueuedWork(const char *what) {
+  return !workQueued.load(std::memory_order_relaxed) || synchronize(what);
+}
+
 void mp::waitForKernels(const char *what) {
-  if (!enter())
-    return;
-  check(driver().cuCtxSynchronize(), [&] {
-    return format("cuCtxSynchronize(waiting for the queued kernels before "
-                  "%s; run with MP_CUDA_SYNC=1 to find a failing one)",
-                  what);
-  });
+  if (enter())
+    synchronize(what);
 }
 
 void mp::releaseConstantsOf(const void *base) {

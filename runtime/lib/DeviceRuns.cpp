@@ -22,18 +22,27 @@ bool isCuda(const mp_library &lib) {
   return std::strcmp(lib.desc->target, "cuda") == 0;
 }
 
-/// The checks of upload and download: a library, and non-null pointers for
-/// a copy of any bytes.
-mp_status checkCopy(const char *caller, const mp_library *lib,
-                    const void *to, const void *from, size_t bytes) {
+/// Upload or download: checks a library and non-null pointers for a copy
+/// of any bytes, then copies (a CUDA library's `deviceCopy` waits for the
+/// queued runs first).
+mp_status copy(const char *caller, const mp_library *lib, void *to,
+               const void *from, size_t bytes,
+               void (*deviceCopy)(void *, const void *, size_t)) {
   if (!lib)
     return setError(MP_ERROR_INVALID, format("%s: null library", caller));
   if (bytes && (!to || !from))
     return setError(MP_ERROR_INVALID,
                     format("%s: null buffer for %zu bytes", caller, bytes));
+  if (!bytes)
+    return MP_OK;
+  if (!isCuda(*lib)) {
+    std::memmove(to, from, bytes);
+    return MP_OK;
+  }
   // A failure left over from earlier calls is not this one's.
   mp_cuda_take_status();
-  return MP_OK;
+  deviceCopy(to, from, bytes);
+  return mp_cuda_take_status();
 }
 
 } // namespace
@@ -66,43 +75,22 @@ extern "C" void mp_library_device_free(mp_library *lib, void *buffer) {
     std::free(buffer);
     return;
   }
-  // Queued kernels may still read it: the pool reuses it only for later
-  // work on the same stream.
+  // Queued kernels may still read it: the pool hands it only to later
+  // kernels on their stream and to copies that wait for them.
   mp_cuda_free(buffer);
   mp_cuda_take_status();
 }
 
 extern "C" mp_status mp_library_upload(mp_library *lib, void *buffer,
                                        const void *host, size_t bytes) {
-  if (mp_status status =
-          checkCopy("mp_library_upload", lib, buffer, host, bytes))
-    return status;
-  if (!bytes)
-    return MP_OK;
-  if (!isCuda(*lib)) {
-    std::memmove(buffer, host, bytes);
-    return MP_OK;
-  }
-  // The copy is not on the runtime's stream: queued runs that read the
-  // buffer (or an earlier buffer at its address) must finish first.
-  waitForKernels("an upload");
-  mp_cuda_copy_to_device(buffer, host, bytes);
-  return mp_cuda_take_status();
+  return copy("mp_library_upload", lib, buffer, host, bytes,
+              mp_cuda_copy_to_device);
 }
 
 extern "C" mp_status mp_library_download(mp_library *lib, void *host,
                                          const void *buffer, size_t bytes) {
-  if (mp_status status =
-          checkCopy("mp_library_download", lib, host, buffer, bytes))
-    return status;
-  if (!bytes)
-    return MP_OK;
-  if (!isCuda(*lib)) {
-    std::memmove(host, buffer, bytes);
-    return MP_OK;
-  }
-  mp_cuda_copy_to_host(host, buffer, bytes); // waits for the kernels
-  return mp_cuda_take_status();
+  return copy("mp_library_download", lib, host, buffer, bytes,
+              mp_cuda_copy_to_host);
 }
 
 extern "C" mp_status mp_library_synchronize(mp_library *lib) {

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Graphs.h"
+#include "DeviceMemory.h"
 
 #include "CudaDriver.h"
 #include "mp/mlir_abi.h"
@@ -127,9 +128,10 @@ extern "C" mp_cuda_graph *mp_cuda_capture_end(void) {
 extern "C" void mp_cuda_graph_launch(mp_cuda_graph *graph) {
   if (!graph || !enter())
     return;
-  check(driver().cuGraphLaunch(graph->exec,
-                               static_cast<CUstream>(mgpuStreamCreate())),
-        [] { return std::string("cuGraphLaunch"); });
+  if (check(driver().cuGraphLaunch(graph->exec,
+                                   static_cast<CUstream>(mgpuStreamCreate())),
+            [] { return std::string("cuGraphLaunch"); }))
+    noteQueuedWork();
 }
 
 extern "C" void mp_cuda_graph_destroy(mp_cuda_graph *graph) {

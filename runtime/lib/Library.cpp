@@ -284,6 +284,13 @@ extern "C" void mp_library_close(mp_library *lib) {
   if (!lib)
     return;
   if (lib->handle) {
+    // Runs on device buffers may still be queued: they finish before their
+    // graph, buffers and kernels go.
+    if (cuda::initialized() && lib->desc && lib->desc->target &&
+        std::strcmp(lib->desc->target, "cuda") == 0) {
+      waitForKernels("closing the library");
+      mp_cuda_take_status();
+    }
     // What its runs kept (a CUDA graph, device buffers) goes first.
     if (auto release = reinterpret_cast<mp_model_release_fn>(
             dlsym(lib->handle, MP_MODEL_RELEASE_SYMBOL)))

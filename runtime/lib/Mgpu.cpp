@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaDriver.h"
+#include "DeviceMemory.h"
 #include "Errors.h"
 #include "Graphs.h"
 #include "mp/gpu_binary.h"
@@ -241,10 +242,12 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   // A kernel over an empty tensor has nothing to do.
   if (!gridX || !gridY || !gridZ || !blockX || !blockY || !blockZ)
     return;
-  check(driver().cuLaunchKernel(kernel, gridX, gridY, gridZ, blockX, blockY,
-                                blockZ, smem, static_cast<CUstream>(stream),
-                                params, extra),
-        describe);
+  if (check(driver().cuLaunchKernel(kernel, gridX, gridY, gridZ, blockX,
+                                    blockY, blockZ, smem,
+                                    static_cast<CUstream>(stream), params,
+                                    extra),
+            describe))
+    noteQueuedWork();
 }
 
 /// Generated host code creates, synchronizes and destroys a stream around
@@ -378,6 +381,7 @@ extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
                                     sizeBytes, static_cast<CUstream>(stream)),
              [&] { return format("cuMemcpyAsync(%zu bytes)", sizeBytes); }))
     return;
+  noteQueuedWork();
   finishIfSynchronous(stream, "a copy");
 }
 
@@ -395,6 +399,7 @@ extern "C" void mgpuMemset32(void *dst, unsigned int value, size_t count,
                                        static_cast<CUstream>(stream)),
              [&] { return format("cuMemsetD32Async(%zu elements)", count); }))
     return;
+  noteQueuedWork();
   finishIfSynchronous(stream, "a memset");
 }
 
@@ -407,6 +412,7 @@ extern "C" void mgpuMemset16(void *dst, unsigned short value, size_t count,
                                        static_cast<CUstream>(stream)),
              [&] { return format("cuMemsetD16Async(%zu elements)", count); }))
     return;
+  noteQueuedWork();
   finishIfSynchronous(stream, "a memset");
 }
 

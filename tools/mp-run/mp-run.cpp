@@ -273,7 +273,8 @@ static int runLibrary(MLIRContext *ctx, std::vector<mp::HostTensor> &inputs) {
     }
   std::vector<mp::HostTensor> outputs;
   if (deviceBuffers) {
-    // One run, then the timed ones on the same buffers.
+    // One checked run, then `repeat` timed runs on buffers uploaded once
+    // before them (each call allocates and uploads its own).
     double ms = 0;
     for (unsigned runs : {1u, (unsigned)repeat}) {
       if (!runs)

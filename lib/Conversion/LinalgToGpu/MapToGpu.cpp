@@ -81,19 +81,32 @@ LogicalResult staticReshapesToCasts(func::FuncOp func, IRRewriter &rewriter) {
 llvm::DenseSet<Value> keepDeallocListsOnHost(ModuleOp module,
                                              IRRewriter &rewriter) {
   llvm::DenseSet<Value> host;
-  auto isList = [](memref::AllocOp alloc) {
+  // Host code only: no user in a kernel or a loop that becomes one, and
+  // handed to a function (the helper) through a cast.
+  auto onHost = [](Operation *op) {
+    return !inKernel(op) && !op->getParentOfType<scf::ParallelOp>();
+  };
+  auto isList = [&](memref::AllocOp alloc) {
     MemRefType type = alloc.getType();
-    if (!type.hasStaticShape() || inKernel(alloc) ||
+    if (!type.hasStaticShape() || !onHost(alloc) ||
         !(type.getElementType().isIndex() ||
           type.getElementType().isInteger(1)))
       return false;
-    return llvm::all_of(alloc->getUsers(), [&](Operation *user) {
-      if (auto cast = dyn_cast<memref::CastOp>(user))
-        return llvm::all_of(cast->getUsers(), llvm::IsaPred<func::CallOp>);
+    bool passed = false;
+    bool hostOnly = llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+      if (!onHost(user))
+        return false;
+      if (auto cast = dyn_cast<memref::CastOp>(user)) {
+        passed = true;
+        return llvm::all_of(cast->getUsers(), [&](Operation *call) {
+          return isa<func::CallOp>(call) && onHost(call);
+        });
+      }
       if (auto store = dyn_cast<memref::StoreOp>(user))
         return store.getMemRef() == alloc.getResult();
       return isa<memref::LoadOp, memref::DeallocOp>(user);
     });
+    return hostOnly && passed;
   };
   SmallVector<memref::AllocOp> lists;
   module.walk([&](memref::AllocOp alloc) {

@@ -190,8 +190,8 @@ void mp_free(void *data);
 mp_status mp_library_device_alloc(mp_library *lib, size_t bytes, void **out);
 
 /** Frees a buffer of mp_library_device_alloc (null is ignored). Runs queued
-    before may still read it: its memory is only reused by later runs and
-    uploads, which the stream orders after them. */
+    before may still read it: its memory is only reused by kernels queued
+    after them and by copies, which wait for them. */
 void mp_library_device_free(mp_library *lib, void *buffer);
 
 /** Copies `bytes` of host memory into a buffer of mp_library_device_alloc,
