@@ -286,7 +286,7 @@ void mp::registerMpPipelines() {
       [](OpPassManager &pm) { buildCpuPipeline(pm); });
   PassPipelineRegistration<NvvmPipelineOptions>(
       "mp-lower-to-nvvm",
-      "Lower mp (static shapes) to GPU kernels in NVVM, compiled by ptxas "
+      "Lower mp to GPU kernels in NVVM, compiled by ptxas "
       "into cubins (or PTX with format=isa), and host code in the LLVM "
       "dialect that launches them through the mp runtime",
       [](OpPassManager &pm, const NvvmPipelineOptions &o) {

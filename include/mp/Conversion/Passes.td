@@ -132,21 +132,25 @@ def MergeGpuModules : Pass<"mp-merge-gpu-modules", "mlir::ModuleOp"> {
 def MapToGpu : Pass<"mp-map-to-gpu", "mlir::ModuleOp"> {
   let summary = "Turn bufferized linalg ops into GPU-mapped parallel loops";
   let description = [{
-    The host side of the CUDA target, on bufferized code with static
-    shapes. Every linalg op becomes one kernel: its parallel loops are
-    collapsed into one index that is split into blocks of `block-size`
-    threads (`scf.parallel` loops mapped to `block_x` and `thread_x`, ready
-    for `convert-parallel-loops-to-gpu`), and its reduction loops run
-    inside each thread, after the parallel ones. Ops without a parallel
-    loop (full reductions, rank-0 ops) run on one thread. Host `memref.copy`
-    becomes `linalg.copy` first, so it is a kernel too, and `memref.reshape`
-    with a static result becomes `memref.reinterpret_cast`, so no host code
-    reads a shape buffer.
+    The host side of the CUDA target, on bufferized code. Every linalg op
+    becomes one kernel: its parallel loops are collapsed into one index
+    that is split into blocks of `block-size` threads (`scf.parallel` loops
+    mapped to `block_x` and `thread_x`, ready for
+    `convert-parallel-loops-to-gpu`), and its reduction loops run inside
+    each thread, after the parallel ones. Ops without a parallel loop (full
+    reductions, rank-0 ops) run on one thread. Bounds known only at run
+    time (dynamic shapes) give a grid computed on the host at run time, of
+    at least one block. Host `memref.copy` becomes `linalg.copy` first, so
+    it is a kernel too, and `memref.reshape` with a static result becomes
+    `memref.reinterpret_cast`, so no host code reads a shape buffer.
 
     In a CUDA library every buffer lives in device memory. Code that would
     read or write a buffer on the host (a `memref.load` outside any loop,
-    such as the condition of an ONNX `If`) is reported by op and node: the
-    CUDA target does not support it yet.
+    such as the condition of an ONNX `If`, or a reshape whose target shape
+    was computed in a buffer) is reported by op and node: the CUDA target
+    does not support it yet. The only exceptions are the lists of buffer
+    addresses and ownership flags that lowering `bufferization.dealloc`
+    leaves for host code, which become host stack allocations.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",

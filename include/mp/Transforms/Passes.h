@@ -83,12 +83,12 @@ void buildGpuMappingOnCpuPipeline(mlir::OpPassManager &pm,
 /// /usr/local/cuda; empty if none is found.
 std::string findCudaToolkit();
 
-/// Adds the CUDA lowering: mp (static shapes) -> linalg -> bufferized
-/// buffers -> one kernel per linalg op -> NVVM -> cubins (per chip, packed
-/// for the mp runtime), and host code in the LLVM dialect that launches
-/// them through the mgpu* ABI. The entry point writes its results into
-/// buffers the caller passes after the inputs; all buffers are device
-/// memory.
+/// Adds the CUDA lowering: mp -> linalg -> bufferized buffers -> one kernel
+/// per linalg op -> NVVM -> cubins (per chip, packed for the mp runtime),
+/// and host code in the LLVM dialect that launches them through the mgpu*
+/// ABI. The entry point writes its results into buffers the caller passes
+/// after the inputs (or returns them, `resultsAsOutParams` false); all
+/// buffers are device memory. Dynamic shapes take the generic kernels.
 void buildCudaPipeline(mlir::OpPassManager &pm,
                        const CudaPipelineOptions &options);
 
