@@ -150,7 +150,14 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
     cudaOptions.resultsAsOutParams = !entry.returnsOutputs;
     progress << "mp-compile: lowering to CUDA kernels for "
              << llvm::join(cudaOptions.chips, ", ")
-             << (cudaOptions.assembly ? " (PTX)" : " (ptxas)") << "\n";
+             << (cudaOptions.assembly ? " (PTX)"
+                 : llvm::any_of(cudaOptions.chips,
+                                [](StringRef chip) {
+                                  return chip.starts_with("compute_");
+                                })
+                     ? " (PTX images: the driver compiles them)"
+                     : " (ptxas)")
+             << "\n";
     buildCudaPipeline(pm, cudaOptions);
     // The fill level of in-place KV caches stays in host memory: the host
     // places the cache writes and sizes the attention grid with it.

@@ -187,6 +187,16 @@ void mp::buildGpuMappingOnCpuPipeline(OpPassManager &pm,
   buildCpuLoweringTail(pm, pooledAllocations);
 }
 
+std::optional<unsigned> mp::parseGpuArch(StringRef name) {
+  if (!name.consume_front("sm_") && !name.consume_front("compute_"))
+    return std::nullopt;
+  unsigned sm = 0;
+  StringRef digits = name.take_while(llvm::isDigit);
+  if (digits.empty() || digits.getAsInteger(10, sm))
+    return std::nullopt;
+  return sm;
+}
+
 std::string mp::findCudaToolkit() {
   auto hasPtxas = [](StringRef root) {
     SmallString<128> path(root);
@@ -211,10 +221,12 @@ void mp::buildCudaPipeline(OpPassManager &pm,
                                 options.flashAttention);
   // mma.sync m16n8k16 on f16 needs sm_80: every image must have it.
   bool allAmpere = llvm::all_of(options.chips, [](StringRef chip) {
-    unsigned sm = 0;
-    return chip.consume_front("sm_") && !chip.take_while(llvm::isDigit)
-                                             .getAsInteger(10, sm) &&
-           sm >= 80;
+    std::optional<unsigned> sm = parseGpuArch(chip);
+    return sm && *sm >= 80;
+  });
+  // compute_XY asks for PTX images (the tool refuses a mix of kinds).
+  bool ptxImages = llvm::any_of(options.chips, [](StringRef chip) {
+    return chip.starts_with("compute_");
   });
   if (options.tensorCores && allAmpere)
     pm.addPass(createContractionToMma());
@@ -243,7 +255,8 @@ void mp::buildCudaPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   for (const std::string &chip : options.chips) {
     GpuNVVMAttachTargetOptions target;
-    target.chip = chip;
+    std::optional<unsigned> sm = parseGpuArch(chip);
+    target.chip = sm ? "sm_" + std::to_string(*sm) : chip;
     target.features = options.features;
     target.optLevel = 3;
     pm.addPass(createGpuNVVMAttachTarget(target));
@@ -267,7 +280,7 @@ void mp::buildCudaPipeline(OpPassManager &pm,
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createGpuToLLVMConversionPass());
   GpuModuleToBinaryPassOptions toBinary;
-  toBinary.compilationTarget = options.assembly ? "isa" : "bin";
+  toBinary.compilationTarget = options.assembly || ptxImages ? "isa" : "bin";
   // The toolkit gives ptxas and libdevice (expf, erff, ... in kernels).
   toBinary.toolkitPath =
       options.toolkit.empty() ? findCudaToolkit() : options.toolkit;

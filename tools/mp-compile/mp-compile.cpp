@@ -46,7 +46,8 @@ static cl::opt<std::string> target("target", cl::init("cpu"),
                                    cl::desc("cpu or cuda"));
 static cl::list<std::string>
     gpus("gpu", cl::CommaSeparated,
-         cl::desc("GPU architectures for --target cuda (default sm_80,sm_90)"));
+         cl::desc("GPU architectures for --target cuda: sm_XY for cubins, "
+                  "compute_XY for PTX (default sm_80,sm_90)"));
 static cl::opt<std::string> precision("precision", cl::init("fp32"),
                                       cl::desc("fp32 or mixed"));
 static cl::opt<std::string> policyFile("policy",
@@ -223,13 +224,21 @@ int main(int argc, char **argv) {
     return fail("--gpu needs --target cuda");
   options.cuda.chips.clear();
   for (const std::string &gpu : gpus) {
-    StringRef digits = StringRef(gpu);
-    unsigned sm;
-    if (!digits.consume_front("sm_") || digits.getAsInteger(10, sm) || sm < 50)
-      return fail("--gpu takes architectures like sm_80,sm_90, got '" + gpu +
-                  "'");
+    std::optional<unsigned> sm = mp::parseGpuArch(gpu);
+    if (!sm || *sm < 50 ||
+        gpu.size() != gpu.find('_') + 1 + std::to_string(*sm).size())
+      return fail("--gpu takes architectures like sm_80,sm_90 (cubins) or "
+                  "compute_80 (PTX), got '" +
+                  gpu + "'");
     options.cuda.chips.push_back(gpu);
   }
+  // One pipeline run makes every image: cubins or PTX, not both.
+  if (llvm::any_of(options.cuda.chips,
+                   [](StringRef g) { return g.starts_with("compute_"); }) &&
+      llvm::any_of(options.cuda.chips,
+                   [](StringRef g) { return g.starts_with("sm_"); }))
+    return fail("--gpu cannot mix cubins (sm_XY) and PTX (compute_XY) in "
+                "one library yet; build two libraries");
   if (options.cuda.chips.empty())
     options.cuda.chips = {"sm_80", "sm_90"};
   options.cuda.blockSize = blockSize;

@@ -10,6 +10,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,9 @@ void buildCpuPipeline(mlir::OpPassManager &pm, bool resultsAsOutParams = false,
 
 /// How the CUDA target compiles.
 struct CudaPipelineOptions {
-  /// One cubin (or PTX) per architecture, e.g. "sm_80", "sm_90".
+  /// One image per architecture: "sm_XY" for a cubin (ptxas), or
+  /// "compute_XY" for PTX that the driver compiles for the device it runs
+  /// on (as nvcc names virtual architectures). One kind for every chip.
   std::vector<std::string> chips = {"sm_90"};
   /// PTX ISA features (sm_90 needs PTX 8.0).
   std::string features = "+ptx80";
@@ -82,6 +85,10 @@ void buildGpuMappingOnCpuPipeline(mlir::OpPassManager &pm,
 /// CUDA_ROOT, CUDA_HOME or CUDA_PATH, else ptxas on PATH, else
 /// /usr/local/cuda; empty if none is found.
 std::string findCudaToolkit();
+
+/// The XY of a GPU architecture name: "sm_XY" (a cubin; a suffix as in
+/// "sm_90a" is allowed) or "compute_XY" (PTX); nullopt for anything else.
+std::optional<unsigned> parseGpuArch(llvm::StringRef name);
 
 /// Adds the CUDA lowering: mp -> linalg -> bufferized buffers -> one kernel
 /// per linalg op -> NVVM -> cubins (per chip, packed for the mp runtime),
