@@ -1,0 +1,53 @@
+"""Run a CUDA library on the PTX emulator against a test data set.
+
+    python -m mp_emu out/libtts.so examples/tts_decoder/test_data_set_0
+        [--reference out/libtts_cpu.so] [--rtol R --atol A] [--trace]
+
+The library must carry PTX (``mp-compile --target cuda --gpu compute_80``).
+Inputs are the folder's ``input_N.pb`` (in the library's input order, or by
+name); each output is compared with ``output_N.pb`` and, with
+``--reference``, with another library's outputs on the same inputs (the CPU
+library: the kernels against the host code of the same graph). Tolerances
+default to mp-run's: 1e-4/1e-5 for fp32 libraries, 1e-2/1e-2 for mixed ones
+and fp16 outputs. Exit status: 0 if every comparison passes, 1 if one
+fails, 2 if the library cannot run (an emulation error names the kernel, the
+PTX line and the thread).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .check import check_library
+from .driver import Emulator
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m mp_emu", description=__doc__.split("\n\n")[0])
+    ap.add_argument("library")
+    ap.add_argument("data", type=Path, help="test_data_set folder (input_N.pb, output_N.pb)")
+    ap.add_argument("--reference", help="another library to run on the same inputs")
+    ap.add_argument("--rtol", type=float)
+    ap.add_argument("--atol", type=float)
+    ap.add_argument("--trace", action="store_true", help="print every launch and its time")
+    args = ap.parse_args(argv)
+    if args.trace:
+        os.environ["MP_EMU_TRACE"] = "1"
+    emu = Emulator.install()
+    report = check_library(args.library, args.data, args.reference, args.rtol, args.atol)
+    if report.error:
+        print(f"mp_emu: {report.error}", file=sys.stderr)
+        return 2
+    s = emu.stats
+    print(f"mp_emu: {args.library}: {s.launches} launches, {s.threads} threads, "
+          f"{s.instructions} instructions issued, {report.seconds:.1f} s")
+    for verdict in report.verdicts:
+        print(verdict)
+    return 0 if report.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

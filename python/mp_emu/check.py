@@ -1,0 +1,99 @@
+"""Run a CUDA library on a test data set and compare its outputs (the work
+of ``python -m mp_emu``; the emulator must be installed first)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass
+class Verdict:
+    output: str
+    against: str          # "expected" or the reference library's path
+    passed: bool
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{'PASS' if self.passed else 'FAIL'} {self.output} vs {self.against}: {self.detail}"
+
+
+@dataclass
+class Report:
+    library: str
+    seconds: float = 0.0
+    error: str = ""       # why the library could not run
+    verdicts: list[Verdict] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.error and all(v.passed for v in self.verdicts)
+
+
+def tensors(folder: Path, prefix: str) -> list[tuple[str, np.ndarray]]:
+    """``PREFIX_N.pb`` of a test data folder in N order, as (name, array)."""
+    from onnx import load_tensor, numpy_helper
+    files = sorted(Path(folder).glob(f"{prefix}_*.pb"), key=lambda p: int(p.stem.split("_")[-1]))
+    return [(t.name, numpy_helper.to_array(t)) for t in (load_tensor(str(f)) for f in files)]
+
+
+def feeds_for(lib, inputs: list[tuple[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The library's inputs by name, else in order (a library leaves out the
+    inputs whose values it was compiled with)."""
+    names = [n for n, _, _ in lib.inputs]
+    by_name = {n: a for n, a in inputs if n}
+    if all(n in by_name for n in names):
+        return {n: by_name[n] for n in names}
+    if len(inputs) < len(names):
+        raise ValueError(f"the library takes {len(names)} inputs, the folder has {len(inputs)}")
+    return dict(zip(names, (a for _, a in inputs)))
+
+
+def compare(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> tuple[bool, str]:
+    if got.shape != want.shape:
+        return False, f"shape {list(got.shape)} != {list(want.shape)}"
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    err = np.abs(g - w)
+    bad = ~(err <= atol + rtol * np.abs(w)) & ~(np.isnan(g) & np.isnan(w))
+    detail = f"max abs err {err.max() if err.size else 0:.3g}"
+    if bad.any():
+        detail += f", {int(bad.sum())} of {bad.size} outside rtol {rtol:g} atol {atol:g}"
+    return not bad.any(), detail
+
+
+def check_library(library: str, data: Path, reference: str | None = None,
+                  rtol: float | None = None, atol: float | None = None) -> Report:
+    """Runs `library` on `data`'s inputs; compares with its outputs and with
+    `reference` (another library) run on the same inputs. Tolerances default
+    to mp-run's: 1e-4/1e-5, or 1e-2/1e-2 for mixed libraries and f16 outputs."""
+    import mp
+    report = Report(str(library))
+    try:
+        with mp.load(library) as lib:
+            if lib.target != "cuda":
+                report.error = f"{library} is a {lib.target} library"
+                return report
+            feeds = feeds_for(lib, tensors(data, "input"))
+            start = time.perf_counter()
+            got = lib.run(feeds)
+            report.seconds = time.perf_counter() - start
+            precision = lib.precision
+    except (mp.Error, ValueError) as e:
+        report.error = str(e)
+        return report
+    references = [("expected", dict(zip(got, (a for _, a in tensors(data, "output")))))]
+    if reference:
+        with mp.load(reference) as ref:
+            references.append((str(reference), ref.run({n: feeds[n] for n, _, _ in ref.inputs})))
+    for label, outputs in references:
+        for name, want in outputs.items():
+            if name not in got:
+                continue
+            half = precision == "mixed" or want.dtype == np.float16
+            r = rtol if rtol is not None else (1e-2 if half else 1e-4)
+            a = atol if atol is not None else (1e-2 if half else 1e-5)
+            report.verdicts.append(Verdict(name, label, *compare(got[name], want, r, a)))
+    return report

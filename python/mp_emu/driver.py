@@ -1,0 +1,126 @@
+"""The emulated CUDA driver: build emu_driver.c, point the mp runtime at it,
+and execute its kernel launches with :func:`mp_emu.execute.run_launch`.
+
+    from mp_emu import Emulator
+    emu = Emulator.install()           # before the first CUDA library loads
+    lib = mp.load("libmodel.so")       # built with --gpu compute_80
+    outs = lib.run(feeds)              # kernels run in the emulator
+    print(emu.stats)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .execute import run_launch
+from .ptx import Kernel, PtxError, parse_module
+from .simt import EmulationError, Memory, Stats
+
+SOURCE = Path(__file__).with_name("emu_driver.c")
+
+_LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_char_p,
+                           ctypes.POINTER(ctypes.c_uint), ctypes.c_uint,
+                           ctypes.POINTER(ctypes.c_void_p))
+_LAUNCH_FAILED = 719
+
+
+def build_driver(out_dir: Path | None = None) -> Path:
+    """Compiles emu_driver.c (once per source version) and returns the .so."""
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
+    out_dir = out_dir or Path(os.environ.get("MP_EMU_CACHE", tempfile.gettempdir())) / "mp_emu"
+    out = out_dir / f"libmp_emu_cuda-{digest}.so"
+    if out.is_file():
+        return out
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        raise RuntimeError("mp_emu needs a C compiler (cc, gcc or clang) to build its driver")
+    tmp = out.with_suffix(f".{os.getpid()}.tmp")
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(tmp), str(SOURCE)], check=True)
+    tmp.replace(out)
+    return out
+
+
+class Emulator:
+    """The emulated driver of this process (one: the runtime loads one driver)."""
+
+    _installed: "Emulator | None" = None
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.lib = ctypes.CDLL(str(path))
+        self.lib.mp_emu_arena.restype = ctypes.c_void_p
+        self.lib.mp_emu_arena.argtypes = [ctypes.POINTER(ctypes.c_size_t)]
+        self.lib.mp_emu_allocations.restype = ctypes.c_size_t
+        self.lib.mp_emu_allocations.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_size_t]
+        self.lib.mp_emu_set_error.argtypes = [ctypes.c_char_p]
+        self.stats = Stats()
+        self.seconds = 0.0
+        self.errors: list[str] = []
+        self.trace = os.environ.get("MP_EMU_TRACE") == "1"
+        self._modules: dict[int, dict[str, Kernel]] = {}
+        self._callback = _LAUNCH(self._launch)  # kept alive with the emulator
+        self.lib.mp_emu_set_launch(self._callback)
+        self._bytes: np.ndarray | None = None
+
+    @classmethod
+    def install(cls, path: Path | None = None) -> "Emulator":
+        """Builds the driver and sets MP_CUDA_DRIVER, before the runtime first
+        initializes CUDA in this process."""
+        if cls._installed is not None:
+            return cls._installed
+        path = path or build_driver()
+        os.environ["MP_CUDA_DRIVER"] = str(path)
+        cls._installed = cls(path)
+        return cls._installed
+
+    def _memory(self) -> Memory:
+        if self._bytes is None:
+            size = ctypes.c_size_t()
+            base = self.lib.mp_emu_arena(ctypes.byref(size))
+            if not base:
+                raise EmulationError("the emulated device memory could not be mapped")
+            self._base = base
+            self._bytes = np.ctypeslib.as_array((ctypes.c_uint8 * size.value).from_address(base))
+        n = self.lib.mp_emu_allocations(None, None, None, 0)
+        starts, sizes = np.zeros(n, np.uint64), np.zeros(n, np.uint64)
+        live = np.zeros(n, np.int32)
+        self.lib.mp_emu_allocations(starts.ctypes.data, sizes.ctypes.data, live.ctypes.data, n)
+        return Memory(self._base, self._bytes, starts, starts + sizes, live.astype(bool))
+
+    def _launch(self, serial, ptx, name, dims, shared, params) -> int:
+        kernel_name = name.decode()
+        try:
+            module = self._modules.get(serial)
+            if module is None:
+                module = self._modules[serial] = parse_module(ctypes.string_at(ptx).decode())
+            kernel = module[kernel_name]
+            values = {}
+            for i, p in enumerate(kernel.params):
+                values[p.name] = ctypes.string_at(params[i], p.size)
+            grid, block = tuple(dims[0:3]), tuple(dims[3:6])
+            start = time.perf_counter()
+            run_launch(kernel, grid, block, shared, values, self._memory(), self.stats)
+            elapsed = time.perf_counter() - start
+            self.seconds += elapsed
+            if self.trace:
+                print(f"mp_emu: {kernel_name} grid {grid} block {block}: {elapsed * 1e3:.1f} ms",
+                      file=sys.stderr)
+            return 0
+        except (EmulationError, PtxError) as e:
+            message = str(e)
+        except Exception as e:  # a bug of the emulator: report it as the launch's failure
+            message = f"kernel {kernel_name}: emulator failure: {type(e).__name__}: {e}"
+        self.errors.append(message)
+        self.lib.mp_emu_set_error(message.encode()[:4000])
+        return _LAUNCH_FAILED

@@ -1,0 +1,336 @@
+"""Execute one PTX kernel launch on numpy arrays, every thread of the grid at once.
+
+Each register is an array with one element per thread of the grid (raw bits:
+uint16, uint32 or uint64; bool for predicates); an instruction runs on the
+threads that are at it, all in one numpy operation.
+
+Scheduling: threads run basic block by basic block; the block executed next
+is the lowest-numbered one that some thread waits at, for all the threads
+waiting there. Structured code (what LLVM emits for loops and ifs) then
+reconverges where it would on a GPU, a barrier runs once every thread of a
+block reached it, and a warp-wide instruction (``shfl.sync``, ``mma.sync``)
+sees its warp's lanes together. What the hardware leaves undefined is an
+error here, named with the kernel, the PTX line and a thread: a load or store
+outside every live device allocation or misaligned, a barrier or shuffle
+that only part of the threads execute, a shuffle that reads a lane which is
+not at the shuffle, ``mma.sync`` by a partial warp.
+
+Arithmetic follows the PTX ISA: IEEE round-to-nearest for ``.rn`` (numpy's
+float32/float16), directed rounding for ``.rm``/``.rp``/``.rz``, the
+``.approx`` functions computed in float64 and rounded (more accurate than the
+hardware's), ``mma.sync`` accumulated in float64 and rounded once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .ptx import Instruction, Kernel, PtxError
+
+_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_SINT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+_FLOAT = {16: np.float16, 32: np.float32, 64: np.float64}
+
+
+class EmulationError(Exception):
+    """A kernel did something a GPU leaves undefined (or the emulator lacks)."""
+
+
+@dataclass
+class Memory:
+    """Device memory: one mapping, and the allocations in it."""
+    base: int                 # address of bytes[0]
+    bytes: np.ndarray         # uint8 view of the whole mapping
+    starts: np.ndarray        # uint64, sorted
+    ends: np.ndarray          # uint64, exclusive
+    live: np.ndarray          # bool
+
+
+@dataclass
+class Stats:
+    launches: int = 0
+    threads: int = 0
+    instructions: int = 0     # instructions issued (per group of threads)
+
+
+def _kind(type_name: str) -> tuple[str, int]:
+    """("u"|"s"|"f"|"b"|"pred", bits) of a PTX type suffix."""
+    if type_name == "pred":
+        return "pred", 1
+    return type_name[0], int(type_name[1:])
+
+
+def _np_type(type_name: str):
+    kind, bits = _kind(type_name)
+    if kind == "f":
+        return _FLOAT[bits]
+    if kind == "s":
+        return _SINT[bits]
+    if kind == "pred":
+        return np.bool_
+    return _UINT[bits]
+
+
+def _bits_to(raw: np.ndarray, type_name: str) -> np.ndarray:
+    """Reinterprets raw register bits as `type_name` (truncating wider ones)."""
+    kind, bits = _kind(type_name)
+    if kind == "pred":
+        return raw.astype(bool)
+    if raw.dtype.itemsize * 8 != bits:
+        raw = raw.astype(_UINT[bits])
+    return raw.view(_np_type(type_name))
+
+
+def _to_bits(value: np.ndarray, bits: int) -> np.ndarray:
+    """Raw bits of `value` for a register of `bits` bits."""
+    if bits == 1:
+        return value.astype(bool)
+    if value.dtype == np.bool_:
+        value = value.astype(np.uint8)
+    if value.dtype.itemsize * 8 == bits:
+        return value.view(_UINT[bits])
+    unsigned = value.view(_UINT[value.dtype.itemsize * 8])
+    return unsigned.astype(_UINT[bits])
+
+
+def _immediate(text: str, type_name: str) -> np.generic:
+    """A PTX literal as a scalar of `type_name`: 0fXXXXXXXX and 0dXXXXXXXXXXXXXXXX
+    are float bits, converted for a float type and kept as bits otherwise."""
+    kind, bits = _kind(type_name)
+    t = text.strip()
+    for prefix, width, ftype in (("0f", 8, np.float32), ("0d", 16, np.float64)):
+        if t[:2].lower() == prefix and len(t) == 2 + width:
+            raw = int(t[2:], 16)
+            if kind == "f":
+                value = np.array(raw, _UINT[4 * width]).view(ftype)
+                return np.array(value).astype(_FLOAT[bits])[()]
+            return np.array(raw & ((1 << bits) - 1), _UINT[bits]).view(_np_type(type_name))[()]
+    if kind == "f":
+        return _FLOAT[bits](float(t))
+    if kind == "pred":
+        return np.bool_(int(t, 0) != 0)
+    value = int(t[:-1] if t.endswith("U") else t, 0)
+    return np.array(value & ((1 << bits) - 1), dtype=_UINT[bits]).view(_np_type(type_name))[()]
+
+
+def _round_f32(exact: np.ndarray, mode: str) -> np.ndarray:
+    """float64 values rounded to float32: nearest, down (rm), up (rp), toward 0 (rz)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = exact.astype(np.float32)
+        if mode in ("rm", "rp", "rz"):
+            back = r.astype(np.float64)
+            down = (back > exact) if mode == "rm" else \
+                (back > exact) & (exact >= 0) if mode == "rz" else np.zeros_like(exact, bool)
+            up = (back < exact) if mode == "rp" else \
+                (back < exact) & (exact < 0) if mode == "rz" else np.zeros_like(exact, bool)
+            r = np.where(down, np.nextafter(r, np.float32(-np.inf)), r)
+            r = np.where(up, np.nextafter(r, np.float32(np.inf)), r)
+    return r.astype(np.float32)
+
+
+def _ftz(x: np.ndarray) -> np.ndarray:
+    """float32 subnormals flushed to (signed) zero."""
+    if x.dtype != np.float32:
+        return x
+    tiny = np.abs(x) < np.float32(1.1754944e-38)
+    return np.where(tiny, np.copysign(np.float32(0), x), x)
+
+
+class Launch:
+    """One kernel launch: the grid's threads and their registers."""
+
+    def __init__(self, kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int],
+                 dynamic_shared: int, params: dict[str, bytes], memory: Memory, stats: Stats):
+        self.kernel, self.memory, self.stats = kernel, memory, stats
+        self.params = params
+        nblock = grid[0] * grid[1] * grid[2]
+        nthread = block[0] * block[1] * block[2]
+        if nblock == 0 or nthread == 0:
+            raise EmulationError(f"kernel {kernel.name}: launch with an empty grid or block")
+        if nthread > 1024:
+            raise EmulationError(f"kernel {kernel.name}: {nthread} threads per block (at most 1024)")
+        self.nthread, self.total = nthread, nblock * nthread
+        t = np.arange(self.total, dtype=np.int64)
+        local, blk = t % nthread, t // nthread
+        self.block_index, self.local = blk, local
+        self.lane = (local % 32).astype(np.uint32)
+        self.warps_per_block = (nthread + 31) // 32
+        self.warp = blk * self.warps_per_block + local // 32
+        self.special = {
+            "%tid.x": local % block[0], "%tid.y": local // block[0] % block[1],
+            "%tid.z": local // (block[0] * block[1]),
+            "%ctaid.x": blk % grid[0], "%ctaid.y": blk // grid[0] % grid[1],
+            "%ctaid.z": blk // (grid[0] * grid[1]),
+            "%laneid": self.lane, "%warpid": local // 32,
+        }
+        for axis, n, g in zip("xyz", block, grid):
+            self.special[f"%ntid.{axis}"] = np.full(self.total, n)
+            self.special[f"%nctaid.{axis}"] = np.full(self.total, g)
+        self.special = {k: v.astype(np.uint32) for k, v in self.special.items()}
+        shared = kernel.shared_bytes
+        self.shared_symbols = dict(kernel.shared)
+        if kernel.dynamic_shared:
+            shared = (shared + 15) // 16 * 16
+            self.shared_symbols[kernel.dynamic_shared] = shared
+            shared += dynamic_shared
+        self.shared_size = max(16, (shared + 15) // 16 * 16)
+        self.shared = np.zeros(nblock * self.shared_size, np.uint8)
+        self.regs: dict[str, np.ndarray] = {}
+        self.bits_of: dict[str, int] = {}
+        self.sel: slice | np.ndarray = slice(None)
+        self.instruction: Instruction | None = None
+
+    # --- Operands -----------------------------------------------------------
+
+    def reg_bits(self, name: str) -> int:
+        bits = self.bits_of.get(name)
+        if bits is None:
+            prefix = name.rstrip("0123456789")
+            if prefix not in self.kernel.registers:
+                raise self.error(f"register {name} is not declared")
+            bits = self.bits_of[name] = self.kernel.registers[prefix]
+        return bits
+
+    def read(self, operand: str, type_name: str) -> np.ndarray:
+        """The operand's value on the selected threads, as `type_name`."""
+        n = self.count()
+        if operand.startswith("%"):
+            if operand in self.special:
+                raw = self.special[operand][self.sel]
+                return _bits_to(raw, type_name) if type_name != "pred" else raw != 0
+            bits = self.reg_bits(operand)
+            reg = self.regs.get(operand)
+            if reg is None:
+                reg = self.regs[operand] = np.zeros(self.total, bool if bits == 1 else _UINT[bits])
+            raw = reg[self.sel]
+            if type_name == "pred":
+                return raw.astype(bool)
+            return _bits_to(raw, type_name)
+        if operand.startswith("!%"):
+            return ~self.read(operand[1:], "pred")
+        if operand in self.shared_symbols:
+            return np.full(n, self.shared_symbols[operand], np.uint64).view(_np_type(type_name)) \
+                if _kind(type_name)[1] == 64 else \
+                np.full(n, self.shared_symbols[operand]).astype(_np_type(type_name))
+        return np.full(n, _immediate(operand, type_name))
+
+    def write(self, operand: str, value: np.ndarray) -> None:
+        if operand == "_":
+            return
+        bits = self.reg_bits(operand)
+        reg = self.regs.get(operand)
+        if reg is None:
+            reg = self.regs[operand] = np.zeros(self.total, bool if bits == 1 else _UINT[bits])
+        reg[self.sel] = _to_bits(np.asarray(value), bits)
+
+    def count(self) -> int:
+        return self.total if isinstance(self.sel, slice) else len(self.sel)
+
+    def thread_ids(self) -> np.ndarray:
+        return np.arange(self.total) if isinstance(self.sel, slice) else self.sel
+
+    def error(self, message: str, thread: int | None = None) -> EmulationError:
+        ins = self.instruction
+        where = f"kernel {self.kernel.name}"
+        if ins is not None:
+            where += f", PTX line {ins.line} '{ins.text}'"
+        if thread is not None:
+            block, local = divmod(int(thread), self.nthread)
+            where += f", block {block} thread {local}"
+        return EmulationError(f"{where}: {message}")
+
+    # --- Memory -------------------------------------------------------------
+
+    def address(self, operand: str) -> tuple[str, np.ndarray]:
+        """("reg"|"symbol"|"param", addresses) of a "[base+offset]" operand."""
+        inner = operand.strip()[1:-1].replace(" ", "")
+        offset = 0
+        for sign in ("+", "-"):
+            head, mark, tail = inner.rpartition(sign)
+            if mark and head and not tail.startswith("%"):
+                try:
+                    offset = int(tail, 0) * (1 if sign == "+" else -1)
+                    inner = head
+                    break
+                except ValueError:
+                    pass
+        if inner.startswith("%"):
+            base = self.read(inner, "u64")
+            return "reg", base + np.uint64(offset & 0xFFFFFFFFFFFFFFFF)
+        if inner in self.params:
+            return "param", np.full(self.count(), offset, np.uint64)
+        if inner in self.shared_symbols:
+            return "symbol", np.full(self.count(), self.shared_symbols[inner] + offset, np.uint64)
+        try:
+            return "reg", np.full(self.count(), int(inner, 0) + offset, np.uint64)
+        except ValueError:
+            raise self.error(f"unknown address '{inner}'") from None
+
+    def check_global(self, addr: np.ndarray, size: int, store: bool) -> np.ndarray:
+        """Byte offsets into the mapping of `size`-byte accesses at `addr`."""
+        if size > 1 and (addr % np.uint64(size)).any():
+            bad = int(np.flatnonzero(addr % np.uint64(size))[0])
+            raise self.error(f"misaligned {size}-byte access at 0x{int(addr[bad]):x}",
+                             self.thread_ids()[bad])
+        mem = self.memory
+        idx = np.searchsorted(mem.starts, addr, side="right") - 1
+        ok = idx >= 0
+        safe = np.where(ok, idx, 0)
+        ok &= (addr + np.uint64(size) <= mem.ends[safe]) & mem.live[safe]
+        if not ok.all():
+            bad = int(np.flatnonzero(~ok)[0])
+            a, i = int(addr[bad]), int(idx[bad])
+            if i < 0:
+                where = "below every device allocation"
+            else:
+                start, end = int(mem.starts[i]), int(mem.ends[i])
+                what = f"the {end - start}-byte device allocation at 0x{start:x}"
+                where = f"in {what}, which was freed" if not mem.live[i] else \
+                    f"running past the end of {what}" if a < end else \
+                    f"{a - end} bytes past the end of {what}"
+            raise self.error(f"{'store' if store else 'load'} of {size} bytes at 0x{a:x} {where}",
+                             self.thread_ids()[bad])
+        return (addr - np.uint64(mem.base)).astype(np.int64)
+
+    def shared_offsets(self, addr: np.ndarray, size: int) -> np.ndarray:
+        bad = (addr + np.uint64(size) > np.uint64(self.shared_size)) | (addr % np.uint64(size) != 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise self.error(f"shared memory access of {size} bytes at {int(addr[i])} outside the "
+                             f"block's {self.shared_size} bytes or misaligned", self.thread_ids()[i])
+        blk = self.block_index[self.sel].astype(np.int64)
+        return blk * self.shared_size + addr.astype(np.int64)
+
+    def load(self, space: str, operand: str, size: int) -> np.ndarray:
+        """Raw `size`-byte values (unsigned) at the operand's addresses."""
+        kind, addr = self.address(operand)
+        utype = _UINT[size * 8]
+        if space == "param":
+            name = operand.strip()[1:-1].split("+")[0].strip()
+            data = self.params.get(name)
+            off = int(addr[0]) if len(addr) else 0
+            if data is None or off + size > len(data):
+                raise self.error(f"no parameter bytes at '{operand}'")
+            value = np.frombuffer(data[off:off + size], utype)[0]
+            return np.full(self.count(), value, utype)
+        if space == "shared":
+            offs = self.shared_offsets(addr, size)
+            return self.shared.view(utype)[offs // size]
+        if space == "global" and kind == "reg":
+            offs = self.check_global(addr, size, store=False)
+            return self.memory.bytes.view(utype)[offs // size]
+        raise self.error(f"loads from .{space} are not emulated")
+
+    def store(self, space: str, operand: str, values: np.ndarray, size: int) -> None:
+        kind, addr = self.address(operand)
+        utype = _UINT[size * 8]
+        if space == "shared":
+            offs = self.shared_offsets(addr, size)
+            self.shared.view(utype)[offs // size] = values
+        elif space == "global" and kind == "reg":
+            offs = self.check_global(addr, size, store=True)
+            self.memory.bytes.view(utype)[offs // size] = values
+        else:
+            raise self.error(f"stores to .{space} are not emulated")
