@@ -37,11 +37,16 @@ _LAUNCH_FAILED = 719
 def build_driver(out_dir: Path | None = None) -> Path:
     """Compiles emu_driver.c (once per source version) and returns the .so."""
     digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
-    out_dir = out_dir or Path(os.environ.get("MP_EMU_CACHE", tempfile.gettempdir())) / "mp_emu"
+    # A folder of this user's own: a shared one would let another user
+    # plant the library this process loads.
+    out_dir = out_dir or Path(os.environ.get("MP_EMU_CACHE", tempfile.gettempdir())) / \
+        f"mp_emu-{os.getuid()}"
+    out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if out_dir.stat().st_uid != os.getuid():
+        raise RuntimeError(f"{out_dir} belongs to another user: set MP_EMU_CACHE")
     out = out_dir / f"libmp_emu_cuda-{digest}.so"
     if out.is_file():
         return out
-    out_dir.mkdir(parents=True, exist_ok=True)
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if not cc:
         raise RuntimeError("mp_emu needs a C compiler (cc, gcc or clang) to build its driver")
@@ -119,7 +124,9 @@ class Emulator:
             return 0
         except (EmulationError, PtxError) as e:
             message = str(e)
-        except Exception as e:  # a bug of the emulator: report it as the launch's failure
+        except BaseException as e:  # noqa: BLE001 -- nothing may cross the C callback
+            # An emulator bug or an interrupt: the launch fails (ctypes would
+            # otherwise return an undefined CUresult to the runtime).
             message = f"kernel {kernel_name}: emulator failure: {type(e).__name__}: {e}"
         self.errors.append(message)
         self.lib.mp_emu_set_error(message.encode()[:4000])

@@ -191,6 +191,8 @@ static Function *functions;
 
 CUresult cuModuleLoadData(void **module, const void *image) {
   const char *text = (const char *)image;
+  lastError[0] = '\0'; // the message is the latest failure's
+
   // A cubin (an ELF file) has machine code the emulator cannot run.
   if (memcmp(text, "\x7f" "ELF", 4) == 0) {
     mp_emu_set_error("the PTX emulator runs PTX, not cubins: compile the "
@@ -247,6 +249,7 @@ CUresult cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
                         void *stream, void **params, void **extra) {
   (void)stream;
   Function *f = function;
+  lastError[0] = '\0';
   if (extra || !params || !launchHook) {
     mp_emu_set_error(launchHook ? "launches with 'extra' arguments are not "
                                   "emulated"

@@ -163,7 +163,13 @@ def run_launch(kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int
                 taken = np.zeros(L.total, bool)
                 taken[sel] = guard
                 join = ipdom[current]
-                top[0] = join
+                if join == top[1]:
+                    # An entry below already waits at the join (a loop's
+                    # exit, each iteration): the two sides replace this one,
+                    # so the stack does not grow per iteration.
+                    stack.pop()
+                else:
+                    top[0] = join
                 if nxt != join:
                     stack.append([nxt, join, mask & ~taken])
                 if target != join:

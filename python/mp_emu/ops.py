@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .simt import (_FLOAT, _SINT, _UINT, EmulationError, Launch, _ftz, _kind, _np_type,
-                   _round_f32)
+                   round_float, two_sum)
 from .ptx import Instruction
 
 _ROUNDING = ("rn", "rz", "rm", "rp")
@@ -36,16 +36,14 @@ def _rounding(parts: list[str]) -> str:
     return "rn"
 
 
-def _float_result(L: Launch, ins: Instruction, exact: np.ndarray, t: str) -> np.ndarray:
-    """An exactly (float64) computed result rounded to type `t` per the instruction."""
+def _float_result(L: Launch, ins: Instruction, exact: np.ndarray, t: str,
+                  error: np.ndarray | None = None) -> np.ndarray:
+    """The value exact + error (float64 pair, see simt.round_float) rounded to
+    type `t` as the instruction says."""
     parts = ins.parts
-    if t == "f32":
-        r = _round_f32(exact, _rounding(parts))
-        if "ftz" in parts:
-            r = _ftz(r)
-    else:
-        with np.errstate(over="ignore", invalid="ignore"):
-            r = exact.astype(_FLOAT[int(t[1:])])
+    r = round_float(exact, _rounding(parts), _FLOAT[int(t[1:])], error)
+    if t == "f32" and "ftz" in parts:
+        r = _ftz(r)
     if "sat" in parts:
         r = np.where(np.isnan(r), r.dtype.type(0), np.clip(r, 0, 1)).astype(r.dtype)
     return r
@@ -67,6 +65,8 @@ def _arith(L: Launch, ins: Instruction) -> None:
     if kind == "f":
         _float_arith(L, ins, op, t)
         return
+    if "sat" in parts and not (op in ("add", "sub") and t == "s32"):
+        raise L.error(f"'{ins.opcode}' is not emulated")
     if "wide" in parts:
         a, b = (L.read(o, t) for o in ins.operands[1:3])
         wide = (_SINT if kind == "s" else _UINT)[2 * bits]
@@ -77,12 +77,17 @@ def _arith(L: Launch, ins: Instruction) -> None:
         return
     vals = [L.read(o, t) for o in ins.operands[1:]]
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        if op == "add":
+        if op in ("add", "sub") and "sat" in parts:   # s32: clamped, not wrapped
+            wide = vals[0].astype(np.int64) + (1 if op == "add" else -1) * vals[1].astype(np.int64)
+            r = np.clip(wide, -2 ** 31, 2 ** 31 - 1)
+        elif op == "add":
             r = vals[0] + vals[1]
         elif op == "sub":
             r = vals[0] - vals[1]
-        elif op == "mul" and "hi" in parts:
+        elif op in ("mul", "mad") and "hi" in parts:
             r = _mul_hi(vals[0], vals[1], kind, bits)
+            if op == "mad":
+                r = r + vals[2]
         elif op in ("mul", "mad"):
             r = vals[0] * vals[1]
             if op == "mad":
@@ -93,7 +98,11 @@ def _arith(L: Launch, ins: Instruction) -> None:
                 raise L.error("integer division by zero",
                               L.thread_ids()[int(np.flatnonzero(b == 0)[0])])
             if kind == "s":
-                q = (np.abs(a.astype(np.int64)) // np.abs(b.astype(np.int64))).astype(a.dtype)
+                # Magnitudes as unsigned (|INT_MIN| fits), quotient toward zero.
+                u = _UINT[bits]
+                ua = np.where(a < 0, (-a).view(u), a.view(u))
+                ub = np.where(b < 0, (-b).view(u), b.view(u))
+                q = (ua // ub).view(a.dtype)
                 q = np.where((a < 0) != (b < 0), -q, q)
                 r = q if op == "div" else a - q * b
             else:
@@ -141,15 +150,22 @@ def _float_arith(L: Launch, ins: Instruction, op: str, t: str) -> None:
             r = a + b if op == "add" else a - b if op == "sub" else a * b
             L.write(ins.operands[0], r.astype(vals[0].dtype))
             return
+        error = None
+        if t == "f64" and op in ("fma", "mad", "add", "sub") and _rounding(parts) != "rn":
+            raise L.error(f"'{ins.opcode}' is not emulated")
+        if t == "f64" and op in ("fma", "mad"):
+            raise L.error(f"'{ins.opcode}' is not emulated (f64 fma would round twice)")
         if op == "add":
-            exact = wide[0] + wide[1]
+            exact, error = two_sum(wide[0], wide[1])
         elif op == "sub":
-            exact = wide[0] - wide[1]
+            exact, error = two_sum(wide[0], -wide[1])
         elif op == "mul":
-            exact = wide[0] * wide[1]
+            exact = wide[0] * wide[1]   # exact: at most 2 x 24 significant bits
         elif op in ("fma", "mad"):
-            exact = wide[0] * wide[1] + wide[2]
+            exact, error = two_sum(wide[0] * wide[1], wide[2])
         elif op == "div":
+            if _rounding(parts) != "rn":
+                raise L.error(f"'{ins.opcode}' is not emulated")
             if t == "f32" and "rn" in parts:
                 L.write(ins.operands[0], _ftz(vals[0] / vals[1]) if "ftz" in parts
                         else vals[0] / vals[1])
@@ -162,6 +178,8 @@ def _float_arith(L: Launch, ins: Instruction, op: str, t: str) -> None:
             L.write(ins.operands[0], np.abs(vals[0]))
             return
         elif op in ("min", "max"):
+            if "xorsign" in parts or "abs" in parts:
+                raise L.error(f"'{ins.opcode}' is not emulated")
             nan_wins = "NaN" in parts
             f = (np.minimum if op == "min" else np.maximum) if nan_wins else \
                 (np.fmin if op == "min" else np.fmax)
@@ -169,7 +187,7 @@ def _float_arith(L: Launch, ins: Instruction, op: str, t: str) -> None:
             return
         else:
             raise L.error(f"'{ins.opcode}' is not emulated")
-    L.write(ins.operands[0], _float_result(L, ins, exact, t))
+    L.write(ins.operands[0], _float_result(L, ins, exact, t, error))
 
 
 def _math(L: Launch, ins: Instruction) -> None:
@@ -232,23 +250,24 @@ def _shift(L: Launch, ins: Instruction) -> None:
 
 
 def _bfe(L: Launch, ins: Instruction) -> None:
+    """bfe d, a, pos, len: len bits of a from pos (pos and len taken mod
+    256); bits past a's width, and all high bits for .s, copy the sign bit
+    a[min(pos + len - 1, width - 1)] (0 for .u or len 0)."""
     t = _type_of(ins.parts)
     kind, bits = _kind(t)
     a = L.read(ins.operands[1], "u" + str(bits)).astype(np.uint64)
-    pos = np.minimum(L.read(ins.operands[2], "u32").astype(np.uint64), 255)
-    length = np.minimum(L.read(ins.operands[3], "u32").astype(np.uint64), 255)
-    shifted = np.where(pos >= 64, np.uint64(0), a >> np.minimum(pos, 63))
-    full = length >= 64
-    mask = np.where(full, np.uint64(0xFFFFFFFFFFFFFFFF),
-                    (np.uint64(1) << np.minimum(length, 63)) - np.uint64(1))
+    pos = (L.read(ins.operands[2], "u32") & np.uint32(0xFF)).astype(np.int64)
+    length = (L.read(ins.operands[3], "u32") & np.uint32(0xFF)).astype(np.int64)
+    msb = np.minimum(pos + length - 1, bits - 1)
+    available = np.clip(np.where(pos < bits, msb - pos + 1, 0), 0, 64)  # bits inside a
+    shifted = np.where(pos >= 64, np.uint64(0), a >> np.minimum(pos, 63).astype(np.uint64))
+    mask = np.where(available >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
+                    (np.uint64(1) << np.minimum(available, 63).astype(np.uint64)) - np.uint64(1))
     r = shifted & mask
     if kind == "s":
-        msb = np.minimum(pos + length, bits) - 1
-        sign = np.where(length == 0, np.uint64(0), (a >> np.minimum(msb, 63)) & np.uint64(1))
-        top = np.minimum(length, bits)
-        ext = np.where(top >= 64, np.uint64(0),
-                       ~((np.uint64(1) << np.minimum(top, 63)) - np.uint64(1)))
-        r = np.where(sign == 1, r | ext, r)
+        sign = np.where(length == 0, np.uint64(0),
+                        (a >> np.clip(msb, 0, 63).astype(np.uint64)) & np.uint64(1))
+        r = np.where(sign == 1, r | ~mask, r)
     L.write(ins.operands[0], r.astype(_UINT[bits]))
 
 
@@ -354,15 +373,20 @@ def _cvt(L: Launch, ins: Instruction) -> None:
                 v = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[rounding](v)
             r = _float_result(L, ins, v, dst)
         elif dkind == "f":
-            r = _float_result(L, ins, x.astype(np.float64), dst) if sbits == 64 or dbits < 32 \
-                else x.astype(_FLOAT[dbits])
+            s64 = x.astype(np.float64)
+            back = np.where(np.abs(s64) < 2.0 ** 63, s64, 0).astype(x.dtype)
+            error = (x - back).astype(np.float64) if sbits == 64 else None  # exact below 2^53
+            r = _float_result(L, ins, s64, dst, error)
         elif skind == "f":
             v = x.astype(np.float64)
             v = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil,
                  None: np.trunc}[rounding if rounding in ("rni", "rzi", "rmi", "rpi") else None](v)
-            info = np.iinfo(_np_type(dst if dkind == "s" else f"u{dbits}"))
-            v = np.where(np.isnan(v), 0, np.clip(v, info.min, info.max))
-            r = v.astype(_np_type(dst if dkind == "s" else f"u{dbits}"))
+            itype = _np_type(dst if dkind == "s" else f"u{dbits}")
+            info = np.iinfo(itype)
+            # Saturating; compared as floats, so that 2^63 - 1 (not a float) is no trap.
+            high, low = v >= float(info.max), v <= float(info.min)
+            safe = np.where(np.isnan(v) | high | low, 0, v).astype(itype)
+            r = np.where(high, itype(info.max), np.where(low, itype(info.min), safe))
         else:
             r = x.astype(_np_type(dst if dkind == "s" else f"u{dbits}"))
             if "sat" in parts:
@@ -393,6 +417,7 @@ def _ld(L: Launch, ins: Instruction) -> None:
     space = _space(parts)
     dest, addr = ins.operands[0], ins.operands[1]
     elems = _vector(dest) if dest.startswith("{") else [dest]
+    _check_vector_alignment(L, space, addr, size, len(elems))
     for i, e in enumerate(elems):
         value = L.load(space, _offset(addr, i * size), size)
         if _kind(t)[0] == "s" and L.reg_bits(e) > size * 8:
@@ -406,8 +431,21 @@ def _st(L: Launch, ins: Instruction) -> None:
     size = max(1, _kind(t)[1] // 8)
     addr, src = ins.operands[0], ins.operands[1]
     elems = _vector(src) if src.startswith("{") else [src]
+    _check_vector_alignment(L, _space(parts), addr, size, len(elems))
     for i, e in enumerate(elems):
         L.store(_space(parts), _offset(addr, i * size), L.read(e, f"u{size * 8}"), size)
+
+
+def _check_vector_alignment(L: Launch, space: str, addr: str, size: int, count: int) -> None:
+    """A vector access (ld.v4.b32 ...) must be aligned to its whole size."""
+    if count == 1 or space not in ("global", "shared"):
+        return  # scalar accesses are checked by Launch.load/store
+    _, a = L.address(addr)
+    bad = a % np.uint64(size * count) != 0
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise L.error(f"misaligned {size * count}-byte vector access at 0x{int(a[i]):x}",
+                      L.thread_ids()[i])
 
 
 def _offset(addr: str, extra: int) -> str:
@@ -471,8 +509,16 @@ def _shfl(L: Launch, ins: Instruction) -> None:
 
 def _check_warp_members(L: Launch, ids: np.ndarray, lane: np.ndarray, member: np.ndarray) -> None:
     """Every lane a thread names in its member mask executes the instruction."""
+    # Lanes that executed ret, and lanes past the end of a partial last warp,
+    # do not hold the others back (the ISA waits for non-exited lanes only).
     present = np.zeros(L.warp.max() + 1 if L.total else 1, np.int64)
     np.bitwise_or.at(present, L.warp[ids], np.int64(1) << lane)
+    gone = np.flatnonzero(L.done)
+    np.bitwise_or.at(present, L.warp[gone], np.int64(1) << L.lane[gone].astype(np.int64))
+    last = L.nthread % 32
+    if last:
+        tails = np.arange(L.warps_per_block - 1, len(present), L.warps_per_block)
+        present[tails] |= (0xFFFFFFFF >> last) << last
     missing = member & 0xFFFFFFFF & ~present[L.warp[ids]]
     if (missing != 0).any():
         i = int(np.flatnonzero(missing)[0])
@@ -538,7 +584,7 @@ def _mma(L: Launch, ins: Instruction) -> None:
     d = D[w, _C_ROW[None], _C_COL[None]].reshape(nw * 32, 4)
     if types[0] == "f32":
         for i, r in enumerate(d_regs):
-            L.write(r, _round_f32(d[:, i], "rn"))
+            L.write(r, round_float(d[:, i], "rn"))
     else:
         h = d.astype(np.float16).view(np.uint16).astype(np.uint32)
         for i, r in enumerate(d_regs):
@@ -546,8 +592,14 @@ def _mma(L: Launch, ins: Instruction) -> None:
 
 
 def _bar(L: Launch, ins: Instruction) -> None:
-    """Every live thread of each block taking part waits here (the scheduler
-    ran all threads at lower blocks first); a part of a block is an error."""
+    """bar.sync / barrier.sync: every live thread of a block must be here
+    (the SIMT stack brings them together after structured control flow);
+    threads that returned count as arrived, a live one elsewhere is an
+    error."""
+    parts = ins.parts
+    if parts[1:2] != ["sync"] or any(p not in ("sync", "aligned") for p in parts[1:]) or \
+            (ins.operands and ins.operands[0] != "0") or len(ins.operands) > 1:
+        raise L.error(f"'{ins.text}' is not emulated (bar.sync 0 only)")
     ids = L.thread_ids()
     blocks = L.block_index[ids]
     here = np.bincount(blocks, minlength=L.total // L.nthread)

@@ -8,7 +8,7 @@ keep their operands as text; :mod:`mp_emu.simt` gives them meaning.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 class PtxError(Exception):

@@ -4,21 +4,22 @@ Each register is an array with one element per thread of the grid (raw bits:
 uint16, uint32 or uint64; bool for predicates); an instruction runs on the
 threads that are at it, all in one numpy operation.
 
-Scheduling: threads run basic block by basic block; the block executed next
-is the lowest-numbered one that some thread waits at, for all the threads
-waiting there. Structured code (what LLVM emits for loops and ifs) then
-reconverges where it would on a GPU, a barrier runs once every thread of a
-block reached it, and a warp-wide instruction (``shfl.sync``, ``mma.sync``)
-sees its warp's lanes together. What the hardware leaves undefined is an
-error here, named with the kernel, the PTX line and a thread: a load or store
-outside every live device allocation or misaligned, a barrier or shuffle
-that only part of the threads execute, a shuffle that reads a lane which is
-not at the shuffle, ``mma.sync`` by a partial warp.
+Scheduling (mp_emu.execute): basic blocks on one SIMT stack for the whole
+grid; threads that split at a branch meet again at its immediate
+post-dominator, so a barrier or a warp-wide instruction (``shfl.sync``,
+``mma.sync``) after structured control flow sees every thread that reaches
+it together. What the hardware leaves undefined is an error here, named with
+the kernel, the PTX line and a thread: a load or store outside every live
+device allocation or misaligned, a barrier or shuffle that only part of the
+live threads execute, a shuffle that reads a lane which is not at it,
+``mma.sync`` by a partial warp. Threads run each instruction in lockstep, so
+a missing barrier between a shared-memory write and a read is not detected.
 
 Arithmetic follows the PTX ISA: IEEE round-to-nearest for ``.rn`` (numpy's
-float32/float16), directed rounding for ``.rm``/``.rp``/``.rz``, the
-``.approx`` functions computed in float64 and rounded (more accurate than the
-hardware's), ``mma.sync`` accumulated in float64 and rounded once.
+float32/float16, or the exact value's rounding for fma), directed rounding
+for ``.rm``/``.rp``/``.rz``, the ``.approx`` functions computed in float64
+and rounded (more accurate than the hardware's), ``mma.sync`` accumulated in
+float64 and rounded once.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ptx import Instruction, Kernel, PtxError
+from .ptx import Instruction, Kernel
 
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _SINT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
@@ -91,6 +92,8 @@ def _to_bits(value: np.ndarray, bits: int) -> np.ndarray:
         value = value.astype(np.uint8)
     if value.dtype.itemsize * 8 == bits:
         return value.view(_UINT[bits])
+    if value.dtype.kind == "i":  # signed: sign-extended (or truncated)
+        return value.astype(_SINT[bits]).view(_UINT[bits])
     unsigned = value.view(_UINT[value.dtype.itemsize * 8])
     return unsigned.astype(_UINT[bits])
 
@@ -115,19 +118,47 @@ def _immediate(text: str, type_name: str) -> np.generic:
     return np.array(value & ((1 << bits) - 1), dtype=_UINT[bits]).view(_np_type(type_name))[()]
 
 
-def _round_f32(exact: np.ndarray, mode: str) -> np.ndarray:
-    """float64 values rounded to float32: nearest, down (rm), up (rp), toward 0 (rz)."""
+def round_float(s: np.ndarray, mode: str, ftype=np.float32,
+                error: np.ndarray | None = None) -> np.ndarray:
+    """The exact value s + error (float64 s, |error| at most half an ulp of
+    s; None: s is exact) rounded to `ftype`: to nearest even (rn), down
+    (rm), up (rp) or toward zero (rz). Correct for ties and directed modes
+    even when s itself is a rounding of the exact value."""
     with np.errstate(over="ignore", invalid="ignore"):
-        r = exact.astype(np.float32)
-        if mode in ("rm", "rp", "rz"):
-            back = r.astype(np.float64)
-            down = (back > exact) if mode == "rm" else \
-                (back > exact) & (exact >= 0) if mode == "rz" else np.zeros_like(exact, bool)
-            up = (back < exact) if mode == "rp" else \
-                (back < exact) & (exact < 0) if mode == "rz" else np.zeros_like(exact, bool)
-            r = np.where(down, np.nextafter(r, np.float32(-np.inf)), r)
-            r = np.where(up, np.nextafter(r, np.float32(np.inf)), r)
-    return r.astype(np.float32)
+        r = s.astype(ftype)
+        if error is None:
+            error = np.zeros_like(s)
+        r64 = r.astype(np.float64)
+        # The sign of r - exact (exact subtractions: r and s are close).
+        above = ((r64 - s) - error) > 0
+        below = ((r64 - s) - error) < 0
+        finite = np.isfinite(s) & np.isfinite(r64)
+        down = np.nextafter(r, ftype(-np.inf))
+        up = np.nextafter(r, ftype(np.inf))
+        if mode == "rn":
+            # s exactly halfway between two ftype values, the exact value
+            # off it: round toward the side it lies on.
+            other = np.where(s > r64, up, down).astype(np.float64)
+            tie = finite & (error != 0) & ((r64 + other) / 2 == s) & (other != r64)
+            r = np.where(tie & (error > 0), np.maximum(r, other.astype(ftype)), r)
+            r = np.where(tie & (error < 0), np.minimum(r, other.astype(ftype)), r)
+        elif mode in ("rm", "rp", "rz"):
+            to_down = above if mode == "rm" else above & (s >= 0) if mode == "rz" else \
+                np.zeros_like(above)
+            to_up = below if mode == "rp" else below & (s < 0) if mode == "rz" else \
+                np.zeros_like(below)
+            r = np.where(finite & to_down, down, r)
+            r = np.where(finite & to_up, up, r)
+    return r.astype(ftype)
+
+
+def two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(s, e): s = fl(a + b) and e the exact error, a + b = s + e (Knuth)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = a + b
+        bb = s - a
+        e = (a - (s - bb)) + (b - bb)
+    return s, np.where(np.isfinite(s), e, 0.0)
 
 
 def _ftz(x: np.ndarray) -> np.ndarray:
