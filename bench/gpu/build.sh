@@ -20,6 +20,10 @@ cd "$(dirname "$0")/../.."
 REPO=$PWD
 FILTER=${1:-}
 ART=${ARTIFACTS:-bench/gpu/artifacts}
+# The CUDA libraries' architecture: sm_90 (H200 cubins), or compute_80 (PTX)
+# for a dry run on the PTX emulator (run.sh --device emulator).
+export MP_GPU_ARCH=${MP_GPU_ARCH:-sm_90}
+GPU_ARCH=$MP_GPU_ARCH
 PY=${PYTHON:-$REPO/.venv/bin/python}
 MP_COMPILE=$REPO/build/bin/mp-compile
 RUNTIME=$REPO/build/lib/libmp_runtime.so
@@ -54,7 +58,7 @@ echo "building ${#MODELS[@]} model(s) into $ART"
 failed=0
 compile() {  # model-dir name precision target: one library; log beside it
   local dir=$1 name=$2 p=$3 t=$4 out="$ART/$2/$3/$4"
-  local args=(--target "$t"); [ "$t" = cuda ] && args+=(--gpu sm_90)
+  local args=(--target "$t"); [ "$t" = cuda ] && args+=(--gpu "$GPU_ARCH")
   mkdir -p "$out"
   "$MP_COMPILE" "$dir/model.onnx" --shapes-from "$dir/test_data_set_0" "${args[@]}" \
       --precision "$p" -o "$out/lib$name.so" >"$out/compile.log" 2>&1
@@ -91,7 +95,7 @@ decoder_check() {  # CHECK ARGS...
   for p in fp32 mixed; do
     for t in cpu cuda; do
       local out="$ART/$check/$p/$t" args=(--target "$t")
-      [ "$t" = cuda ] && args+=(--gpu sm_90)
+      [ "$t" = cuda ] && args+=(--gpu "$GPU_ARCH")
       mkdir -p "$out"
       if "$MP_COMPILE" examples/tts_decoder/model.onnx "$@" "${args[@]}" \
           --precision "$p" -o "$out/libdec.so" >"$out/compile.log" 2>&1; then

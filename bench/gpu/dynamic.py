@@ -29,7 +29,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
 
 from mp.library import load  # noqa: E402
-from stepcheck import NAN, excess, main, result_cell, write_report  # noqa: E402
+from stepcheck import (NAN, excess, library_target, main, result_cell,  # noqa: E402
+                       timed_runs, write_report)
 
 # (batch, encoder length, cache length): a decode step, a longer context,
 # a first step on empty caches, and more keys than one block of threads.
@@ -62,7 +63,8 @@ def prepare(art: Path) -> int:
     return 0
 
 
-def run(art: Path, out: Path, target: str = "cuda") -> int:
+def run(art: Path, out: Path, device: str = "cuda") -> int:
+    target = library_target(device)
     report = {"shapes": SHAPES, "results": []}
     for precision, (rtol, atol) in TOLERANCE.items():
         folder = art / "dynamic" / precision
@@ -81,7 +83,7 @@ def run(art: Path, out: Path, target: str = "cuda") -> int:
                             raise ValueError(f"{n} is {a.shape}, the CPU gives {want.shape}")
                         worst = max(worst, excess(a, want, rtol, atol))
                     times = []
-                    for _ in range(20):
+                    for _ in range(timed_runs(device)):
                         t0 = time.perf_counter()
                         lib.run(feeds)
                         times.append((time.perf_counter() - t0) * 1e3)

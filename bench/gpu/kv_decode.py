@@ -33,7 +33,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
 
 from mp.library import load  # noqa: E402
-from stepcheck import NAN, excess, main, result_cell, write_report  # noqa: E402
+from stepcheck import (NAN, excess, library_target, main, result_cell,  # noqa: E402
+                       timed_runs, write_report)
 
 STEPS = 8
 TOLERANCE = {"fp32": (1e-3, 1e-4), "mixed": (1e-2, 1e-2)}
@@ -105,7 +106,8 @@ def prepare(art: Path) -> int:
     return 0
 
 
-def run(art: Path, out: Path, target: str = "cuda") -> int:
+def run(art: Path, out: Path, device: str = "cuda") -> int:
+    target = library_target(device)
     report = {"steps": STEPS, "results": []}
     for precision, (rtol, atol) in TOLERANCE.items():
         folder = art / "kv_decode" / precision
@@ -123,12 +125,12 @@ def run(art: Path, out: Path, target: str = "cuda") -> int:
                 inputs = {"mel_frame": feeds["mel"][0], "encoder_out": feeds["encoder_out"],
                           "past_sequence_length": np.array(STEPS, np.int64), **caches}
                 outs = {n.replace("past_", "present_", 1): a for n, a in caches.items()}
-                for _ in range(20):
+                for _ in range(timed_runs(device)):
                     t0 = time.perf_counter()
                     lib.run(inputs, out=outs)
                     times.append((time.perf_counter() - t0) * 1e3)
                 dev_steps, dev_times = decode_device(lib, feeds, STEPS)
-                _, more = decode_device(lib, feeds, 20)  # timing over a longer loop
+                _, more = decode_device(lib, feeds, timed_runs(device))  # timing over a longer loop
             worst = worst_excess(steps, ref, rtol, atol)
             worst_dev = worst_excess(dev_steps, ref, rtol, atol)
             row.update(passed=worst <= 0 and worst_dev <= 0, worst_excess=worst,

@@ -124,7 +124,7 @@ def main() -> int:
                            capture_output=True, text=True).stdout.strip()
     manifest = {"created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                 "mp_commit": commit + ("+uncommitted changes" if dirty else ""),
-                "gpu_arch": "sm_90", "models": models}
+                "gpu_arch": os.environ.get("MP_GPU_ARCH", "sm_90"), "models": models}
     (ART / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"wrote {ART / 'manifest.json'} ({len(models)} models)")
     return 0 if ok else 1

@@ -1,6 +1,6 @@
 """GPU benchmark of mp-compile's CUDA libraries: one prepared run on the GPU machine.
 
-    python3 bench/gpu/run.py [--out DIR] [--device cuda|cpu] [--only NAME]
+    python3 bench/gpu/run.py [--out DIR] [--device cuda|cpu|emulator] [--only NAME]
 
 Reads bench/gpu/artifacts/manifest.json (written by bench/gpu/build.sh on a
 machine without a GPU). Needs the stdlib and numpy; torch and onnxruntime
@@ -27,6 +27,9 @@ scaled_dot_product_attention decode microbenchmark against 4.8 TB/s.
 
 --device cpu runs the CPU libraries instead (a dry run of the whole flow on a
 machine without a GPU; no memory stats, no PyTorch, ORT on the CPU EP).
+--device emulator runs the CUDA libraries on the PTX emulator (mp_emu,
+docs/emulator.md; artifacts built with MP_GPU_ARCH=compute_80): a dry run
+of the GPU path itself, kernels included, whose times mean nothing.
 Results: DIR/results.md and DIR/results.json (rewritten after every item, so
 a run killed by its time limit leaves what it finished), also printed.
 Exit status: 0 all passed; 1 a library failed to build, load or run, or a
@@ -101,6 +104,9 @@ def load_npy(art: Path, rows: list[dict]) -> dict[str, np.ndarray]:
 def child_library(spec: dict) -> dict:
     """Loads, checks and times one library; the runtime beside it is used."""
     art, model, build, target = Path(spec["art"]), spec["model"], spec["build"], spec["target"]
+    if spec["device"] == "emulator":
+        from mp_emu import Emulator
+        Emulator.install()           # before the runtime loads a driver
     entry = build[target]
     os.environ["MP_RUNTIME_LIBRARY"] = str(art / entry["runtime"])
     if spec.get("graphs"):
@@ -355,7 +361,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--artifacts", type=Path, default=HERE / "artifacts")
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT") or "gpu-out"))
-    ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    ap.add_argument("--device", choices=["cuda", "cpu", "emulator"], default="cuda")
     ap.add_argument("--only", default="", help="only models whose name contains this")
     ap.add_argument("--runs", type=int, default=100, help="timed runs at most per library")
     ap.add_argument("--seconds", type=float, default=2.0, help="timing time per library")
@@ -393,23 +399,24 @@ def main() -> int:
 
     models = [m for m in manifest["models"] if a.only in m["name"]]
     common = {"art": str(art), "runs": a.runs, "seconds": a.seconds, "device": a.device}
+    target = "cpu" if a.device == "cpu" else "cuda"   # the emulator runs the CUDA libraries
     for m in models:
         for b in m["builds"]:
             row = {"model": m["name"], "precision": b["precision"]}
             label = f"{m['name']} {b['precision']} {a.device}"
-            if not b[a.device]["ok"] or not b["reference"]:
-                row["error"] = b[a.device].get("error") or b["cpu"].get("error") or "no reference"
+            if not b[target]["ok"] or not b["reference"]:
+                row["error"] = b[target].get("error") or b["cpu"].get("error") or "no reference"
             elif not (limit := budget(90)):
                 r["skipped"].append(label + " (time guard)")
                 continue
             else:
-                row |= run_child({**common, "kind": "library", "model": m, "build": b, "target": a.device}, limit)
+                row |= run_child({**common, "kind": "library", "model": m, "build": b, "target": target}, limit)
                 if "timing" in row and "tts_decoder" in m["name"]:
                     row["tokens_per_s"] = 1000 / row["timing"]["median_ms"]
                 # The same run replayed as a CUDA graph (MP_CUDA_GRAPHS=1).
                 if a.device == "cuda" and row.get("ok") and (limit := budget(60)):
                     g = run_child({**common, "kind": "library", "model": m, "build": b,
-                                   "target": a.device, "graphs": True}, limit)
+                                   "target": target, "graphs": True}, limit)
                     row["graphs"] = {"ok": g.get("ok", False), "timing": g.get("timing"),
                                      "error": g.get("error")}
             if not row.get("ok"):
@@ -424,7 +431,7 @@ def main() -> int:
         import onnxruntime as ort
         has_cuda = "CUDAExecutionProvider" in ort.get_available_providers()
         r["ort_status"] = (f"{ort.__version__}, providers {ort.get_available_providers()}"
-                           + ("" if has_cuda or a.device == "cpu" else
+                           + ("" if has_cuda or a.device != "cuda" else
                               " -- no CUDAExecutionProvider: the times below are the CPU EP"))
     except ImportError:
         r["ort_status"], models_ort = "not available (no onnxruntime)", []
@@ -452,7 +459,7 @@ def main() -> int:
             r["torch"] = run_child({**common, "kind": "torch"}, limit)
         print(f"[{time.monotonic() - t0:5.1f}s] PyTorch SDPA: {r['torch'].get('error', 'done') if r['torch'] else 'skipped'}")
     else:
-        r["torch"] = {"error": "skipped (--device cpu)"}
+        r["torch"] = {"error": f"skipped (--device {a.device})"}
     r["done"] = True
     save()
     print("\n" + render(r))

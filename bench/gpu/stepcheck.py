@@ -36,12 +36,29 @@ def write_report(out: Path, name: str, report: dict, lines: list[str]) -> int:
     return 0 if all(r["passed"] for r in report["results"]) else 1
 
 
+def library_target(device: str) -> str:
+    """The libraries a run on `device` loads: "cpu" or "cuda"; "emulator"
+    runs the CUDA ones on the PTX emulator (docs/emulator.md), installed
+    here, before the runtime loads a driver."""
+    if device == "emulator":
+        from mp_emu import Emulator
+        Emulator.install()
+        return "cuda"
+    return device
+
+
+def timed_runs(device: str) -> int:
+    """Timed repetitions per measurement: 20, or 2 on the emulator (whose
+    times mean nothing and whose steps take seconds)."""
+    return 2 if device == "emulator" else 20
+
+
 def main(argv: list[str], prepare: Callable[[Path], int],
          run: Callable[..., int], doc: str) -> int:
-    """`prepare ART`, `run ART OUT` or `run ART OUT cpu`; else the usage."""
+    """`prepare ART` or `run ART OUT [cpu|emulator]`; else the usage."""
     if len(argv) == 2 and argv[0] == "prepare":
         return prepare(Path(argv[1]))
-    if len(argv) in (3, 4) and argv[0] == "run" and argv[3:] in ([], ["cpu"]):
+    if len(argv) in (3, 4) and argv[0] == "run" and argv[3:] in ([], ["cpu"], ["emulator"]):
         return run(Path(argv[1]), Path(argv[2]), *argv[3:])
     print(doc, file=sys.stderr)
     return 2
