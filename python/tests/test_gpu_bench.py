@@ -93,6 +93,34 @@ def test_cuda_without_driver_fails_cleanly(artifacts, tmp_path):
     assert "FAIL" in (tmp_path / "results.md").read_text()
 
 
+def test_dry_run_on_the_ptx_emulator(tmp_path):
+    """build.sh with MP_GPU_ARCH=compute_80 (PTX), then run.py --device
+    emulator: the CUDA libraries themselves, every kernel included, go
+    through the GPU run's loading, checks against the CPU references, runs
+    on device buffers and memory statistics, on the PTX emulator
+    (docs/emulator.md)."""
+    if not (BUILD / "bin" / "mp-compile").is_file() or BUILD != REPO / "build":
+        pytest.skip("mp-compile is not built in build/ (bench/gpu/build.sh uses build/)")
+    if not _has_ptxas():
+        pytest.skip("no CUDA toolkit on this machine")
+    model = next(m for m in CANDIDATES if (m / "test_data_set_0").is_dir())
+    art = tmp_path / "artifacts"
+    env = dict(os.environ, ARTIFACTS=str(art), PYTHON=sys.executable, MP_GPU_ARCH="compute_80")
+    proc = subprocess.run(["bash", str(REPO / "bench" / "gpu" / "build.sh"), model.name],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    manifest = json.loads((art / "manifest.json").read_text())
+    assert manifest["gpu_arch"] == "compute_80"
+    assert all(b["cuda"]["gpu_archs"] == ["compute_80"] for b in manifest["models"][0]["builds"])
+    proc = _run(art, tmp_path / "out", "--device", "emulator")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["device"] == "emulator" and results["done"] and not results["failures"]
+    assert [(x["precision"], x["ok"]) for x in results["libraries"]] == [("fp32", True), ("mixed", True)]
+    assert all(x["timing_device"]["runs"] >= 1 and "error" not in x["memory"]
+               for x in results["libraries"])
+
+
 def _decoder_check_dry_run(tmp_path: Path, check: str, *args: str) -> dict:
     """bench/gpu/CHECK.py on CPU libraries of the decoder compiled with
     ARGS (fp32 and mixed, as build.sh compiles them): `prepare`, then
