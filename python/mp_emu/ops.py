@@ -374,8 +374,11 @@ def _cvt(L: Launch, ins: Instruction) -> None:
             r = _float_result(L, ins, v, dst)
         elif dkind == "f":
             s64 = x.astype(np.float64)
-            back = np.where(np.abs(s64) < 2.0 ** 63, s64, 0).astype(x.dtype)
-            error = (x - back).astype(np.float64) if sbits == 64 else None  # exact below 2^53
+            limit = 2.0 ** (sbits if skind == "u" else sbits - 1)
+            back = np.where(np.abs(s64) < limit, s64, 0).astype(x.dtype)
+            # The conversion's error, for the 64-bit values a float64 cannot hold.
+            error = np.where(np.abs(s64) < limit, (x - back).astype(np.float64), 0.0) \
+                if sbits == 64 else None
             r = _float_result(L, ins, s64, dst, error)
         elif skind == "f":
             v = x.astype(np.float64)
