@@ -151,10 +151,7 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
     progress << "mp-compile: lowering to CUDA kernels for "
              << llvm::join(cudaOptions.chips, ", ")
              << (cudaOptions.assembly ? " (PTX)"
-                 : llvm::any_of(cudaOptions.chips,
-                                [](StringRef chip) {
-                                  return chip.starts_with("compute_");
-                                })
+                 : hasPtxImages(cudaOptions.chips)
                      ? " (PTX images: the driver compiles them)"
                      : " (ptxas)")
              << "\n";

@@ -197,6 +197,11 @@ std::optional<unsigned> mp::parseGpuArch(StringRef name) {
   return sm;
 }
 
+bool mp::hasPtxImages(ArrayRef<std::string> chips) {
+  return llvm::any_of(
+      chips, [](StringRef chip) { return chip.starts_with("compute_"); });
+}
+
 std::string mp::findCudaToolkit() {
   auto hasPtxas = [](StringRef root) {
     SmallString<128> path(root);
@@ -225,9 +230,7 @@ void mp::buildCudaPipeline(OpPassManager &pm,
     return sm && *sm >= 80;
   });
   // compute_XY asks for PTX images (the tool refuses a mix of kinds).
-  bool ptxImages = llvm::any_of(options.chips, [](StringRef chip) {
-    return chip.starts_with("compute_");
-  });
+  bool ptxImages = hasPtxImages(options.chips);
   if (options.tensorCores && allAmpere)
     pm.addPass(createContractionToMma());
   ReductionToGpuOptions reductions;

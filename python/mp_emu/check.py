@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mp_tools.conformance import model_tolerances
+
 
 @dataclass
 class Verdict:
@@ -92,8 +94,8 @@ def check_library(library: str, data: Path, reference: str | None = None,
         for name, want in outputs.items():
             if name not in got:
                 continue
-            half = precision == "mixed" or want.dtype == np.float16
-            r = rtol if rtol is not None else (1e-2 if half else 1e-4)
-            a = atol if atol is not None else (1e-2 if half else 1e-5)
+            default_rtol, default_atol = model_tolerances(precision, want.dtype)
+            r = rtol if rtol is not None else default_rtol
+            a = atol if atol is not None else default_atol
             report.verdicts.append(Verdict(name, label, *compare(got[name], want, r, a)))
     return report

@@ -151,10 +151,8 @@ def _float_arith(L: Launch, ins: Instruction, op: str, t: str) -> None:
             L.write(ins.operands[0], r.astype(vals[0].dtype))
             return
         error = None
-        if t == "f64" and op in ("fma", "mad", "add", "sub") and _rounding(parts) != "rn":
-            raise L.error(f"'{ins.opcode}' is not emulated")
-        if t == "f64" and op in ("fma", "mad"):
-            raise L.error(f"'{ins.opcode}' is not emulated (f64 fma would round twice)")
+        if t == "f64" and (op in ("fma", "mad") or _rounding(parts) != "rn"):
+            raise L.error(f"'{ins.opcode}' is not emulated (it would round twice)")
         if op == "add":
             exact, error = two_sum(wide[0], wide[1])
         elif op == "sub":
@@ -346,9 +344,7 @@ def _mov(L: Launch, ins: Instruction) -> None:
 
 def _cvt(L: Launch, ins: Instruction) -> None:
     parts = ins.parts
-    types = [p for p in parts[1:] if _is_type(p)]
-    if len(types) != 2 and not (len(types) == 3 and types[0] == "f16x2"):
-        types = [p for p in parts[1:] if _is_type(p) or p in ("f16x2", "bf16x2")]
+    types = [p for p in parts[1:] if _is_type(p) or p in ("f16x2", "bf16x2")]  # dst, src
     if types[0] in ("f16x2", "bf16x2"):
         # cvt.rn.f16x2.f32 d, a, b: d = {cvt(a) in the high half, cvt(b) in the low}.
         if types[0] == "bf16x2":

@@ -233,8 +233,7 @@ int main(int argc, char **argv) {
     options.cuda.chips.push_back(gpu);
   }
   // One pipeline run makes every image: cubins or PTX, not both.
-  if (llvm::any_of(options.cuda.chips,
-                   [](StringRef g) { return g.starts_with("compute_"); }) &&
+  if (mp::hasPtxImages(options.cuda.chips) &&
       llvm::any_of(options.cuda.chips,
                    [](StringRef g) { return g.starts_with("sm_"); }))
     return fail("--gpu cannot mix cubins (sm_XY) and PTX (compute_XY) in "

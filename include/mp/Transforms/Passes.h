@@ -90,6 +90,9 @@ std::string findCudaToolkit();
 /// "sm_90a" is allowed) or "compute_XY" (PTX); nullopt for anything else.
 std::optional<unsigned> parseGpuArch(llvm::StringRef name);
 
+/// Whether `chips` asks for PTX images (a "compute_XY" among them).
+bool hasPtxImages(llvm::ArrayRef<std::string> chips);
+
 /// Adds the CUDA lowering: mp -> linalg -> bufferized buffers -> one kernel
 /// per linalg op -> NVVM -> cubins (per chip, packed for the mp runtime),
 /// and host code in the LLVM dialect that launches them through the mgpu*
