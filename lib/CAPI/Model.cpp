@@ -2,7 +2,7 @@
 
 #include "mp-c/Model.h"
 #include "mp/Execution/CapturedDiagnostics.h"
-#include "mp/Execution/Model.h"
+#include "mp/Execution/JitModel.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
@@ -64,7 +64,7 @@ std::string messageOf(const mp::CapturedDiagnostics &diagnostics) {
 
 struct MpModel {
   MLIRContext ctx;
-  std::unique_ptr<mp::Model> model;
+  std::unique_ptr<mp::JitModel> model;
   std::vector<TensorRecord> inputs, outputs;
 
   explicit MpModel(const DialectRegistry &registry) : ctx(registry) {}
@@ -124,7 +124,7 @@ int mpModelLoadWithOptions(const char *path, const MpModelOptions *given,
   options.fuseAttention = o.fuseAttention != 0;
   options.maxSeqLen = o.maxSeqLen;
   options.dynamicShapes = o.dynamicShapes != 0;
-  handle->model = mp::Model::load(&handle->ctx, path, options);
+  handle->model = mp::JitModel::load(&handle->ctx, path, options);
   if (!handle->model)
     return failWith(error, messageOf(diagnostics));
   for (const mp::TensorSpec &s : handle->model->inputs())

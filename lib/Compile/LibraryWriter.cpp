@@ -2,7 +2,8 @@
 
 #include "mp/Compile/Library.h"
 
-#include "mp/Conversion/Passes.h"
+#include "mp/Codegen/CUDA/Passes.h"
+#include "mp/Pipelines/CudaToolkit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

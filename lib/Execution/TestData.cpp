@@ -1,7 +1,6 @@
 //===- TestData.cpp - test tensors on disk and output checks --------------===//
 
 #include "mp/Execution/TestData.h"
-#include "mp/Import/TensorFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -13,24 +12,6 @@
 using namespace mlir;
 
 namespace mp {
-
-bool readTensorFile(StringRef path, MLIRContext *ctx, HostTensor &out,
-                    std::string &error) {
-  return path.ends_with(".npy") ? readNpy(path, ctx, out, error)
-                                : readTensorProtoFile(path, ctx, out, error);
-}
-
-std::vector<std::string> numberedFiles(StringRef dir, StringRef prefix) {
-  std::vector<std::string> files;
-  for (int i = 0;; ++i) {
-    SmallString<256> p(dir);
-    llvm::sys::path::append(p, prefix + "_" + std::to_string(i) + ".pb");
-    if (!llvm::sys::fs::exists(p))
-      break;
-    files.push_back(p.str().str());
-  }
-  return files;
-}
 
 bool writeOutputs(StringRef dir, ArrayRef<HostTensor> outputs,
                   std::string &error) {

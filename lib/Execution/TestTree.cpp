@@ -80,7 +80,7 @@ static std::string runCase(StringRef caseDir, const TestTreeOptions &options) {
       error = fallback;
     return (isUnsupported(error) ? "SKIP: " : "FAIL: ") + error.str();
   };
-  std::unique_ptr<Model> model = Model::load(&ctx, modelPath, options.model);
+  std::unique_ptr<JitModel> model = JitModel::load(&ctx, modelPath, options.model);
   if (!model)
     return failure("cannot load the model");
   std::vector<std::string> sets = dataSets(caseDir);

@@ -303,4 +303,22 @@ bool readTensorProtoFile(StringRef path, MLIRContext *ctx, HostTensor &out,
   return true;
 }
 
+bool readTensorFile(StringRef path, MLIRContext *ctx, HostTensor &out,
+                    std::string &error) {
+  return path.ends_with(".npy") ? readNpy(path, ctx, out, error)
+                                : readTensorProtoFile(path, ctx, out, error);
+}
+
+std::vector<std::string> numberedFiles(StringRef dir, StringRef prefix) {
+  std::vector<std::string> files;
+  for (int i = 0;; ++i) {
+    SmallString<256> p(dir);
+    llvm::sys::path::append(p, prefix + "_" + std::to_string(i) + ".pb");
+    if (!llvm::sys::fs::exists(p))
+      break;
+    files.push_back(p.str().str());
+  }
+  return files;
+}
+
 } // namespace mp

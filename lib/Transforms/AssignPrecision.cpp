@@ -41,8 +41,9 @@ struct AssignPrecisionPass
         return signalPassFailure();
       }
     }
-    bool keepIo = keepIoTypes >= 0 ? keepIoTypes != 0
-                                   : policy->keepIoTypes.value_or(true);
+    bool keepIo = keepIoTypes == KeepIoTypes::Policy
+                      ? policy->keepIoTypes.value_or(true)
+                      : keepIoTypes == KeepIoTypes::Yes;
 
     llvm::json::Object nodes, summaries;
     std::string lastFunction;

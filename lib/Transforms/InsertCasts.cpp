@@ -35,8 +35,8 @@ struct InsertCastsPass : public mp::impl::InsertCastsBase<InsertCastsPass> {
       if (!decided)
         continue;
       bool keepIo = true;
-      if (keepIoTypes >= 0)
-        keepIo = keepIoTypes != 0;
+      if (keepIoTypes != KeepIoTypes::Policy)
+        keepIo = keepIoTypes == KeepIoTypes::Yes;
       else if (auto attr = func->getAttrOfType<BoolAttr>(kKeepIoTypesAttrName))
         keepIo = attr.getValue();
       if (failed(materializePrecision(func, keepIo)))

@@ -1,5 +1,5 @@
 // RUN: mp-opt %s -split-input-file --mp-lower-to-linalg | FileCheck %s
-// RUN: mp-opt %s -split-input-file --mp-lower-to-linalg="streaming-attention=0" | FileCheck %s --check-prefix=NOSTREAM
+// RUN: mp-opt %s -split-input-file --mp-lower-to-linalg="attention=materialized" | FileCheck %s --check-prefix=NOSTREAM
 
 // Broadcasting is in the indexing maps: size-1 dims read index 0.
 // CHECK-DAG: #[[BCAST:.+]] = affine_map<(d0, d1) -> (0, d1)>

@@ -19,10 +19,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "mp/Compile/Library.h"
-#include "mp/Conversion/Passes.h"
-#include "mp/Execution/Model.h"
-#include "mp/Execution/TestData.h"
+#include "mp/Pipelines/CudaToolkit.h"
+#include "mp/Pipelines/OnnxModel.h"
+#include "mp/Import/TensorFile.h"
 #include "mp/Support/ShapeSyntax.h"
+#include "mp/Support/ToolOptions.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -38,61 +39,64 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"));
-static cl::opt<std::string> outputPath("o", cl::desc("output library (.so), "
+/// What --help lists (LLVM's own options are hidden, see main).
+static cl::OptionCategory toolOptions("mp-compile options");
+
+static cl::opt<std::string> modelPath(cl::cat(toolOptions), cl::Positional, cl::desc("<model.onnx>"));
+static cl::opt<std::string> outputPath(cl::cat(toolOptions), "o", cl::desc("output library (.so), "
                                                      "or the stage's text"),
                                        cl::value_desc("path"));
-static cl::opt<std::string> target("target", cl::init("cpu"),
+static cl::opt<std::string> target(cl::cat(toolOptions), "target", cl::init("cpu"),
                                    cl::desc("cpu or cuda"));
 static cl::list<std::string>
-    gpus("gpu", cl::CommaSeparated,
+    gpus(cl::cat(toolOptions), "gpu", cl::CommaSeparated,
          cl::desc("GPU architectures for --target cuda: sm_XY for cubins, "
                   "compute_XY for PTX (default sm_80,sm_90)"));
-static cl::opt<std::string> precision("precision", cl::init("fp32"),
+static cl::opt<std::string> precision(cl::cat(toolOptions), "precision", cl::init("fp32"),
                                       cl::desc("fp32 or mixed"));
-static cl::opt<std::string> policyFile("policy",
+static cl::opt<std::string> policyFile(cl::cat(toolOptions), "policy",
                                        cl::desc("precision policy (mixed)"));
-static cl::opt<bool> fuseAttention(
+static cl::opt<bool> fuseAttention(cl::cat(toolOptions), 
     "fuse-attention", cl::desc("replace decomposed attention with "
                                "mp.attention first (mp-fuse-attention)"));
-static cl::opt<int64_t> maxSeqLen(
+static cl::opt<int64_t> maxSeqLen(cl::cat(toolOptions), 
     "max-seq-len", cl::init(0),
     cl::desc("keep the KV caches of fused attention in buffers of this many "
              "positions, updated in place; adds the input "
              "past_sequence_length (mp-kv-cache-in-place)"));
-static cl::opt<std::string> training(
+static cl::opt<std::string> training(cl::cat(toolOptions), 
     "training",
     cl::desc("compile a training step instead: mp-build-training-step "
              "options, e.g. \"loss=loss optimizer=adamw lr=1e-3\" "
              "(docs/training.md)"));
-static cl::opt<std::string> lossScaling(
+static cl::opt<std::string> lossScaling(cl::cat(toolOptions), 
     "loss-scaling",
     cl::desc("with --training: mp-insert-loss-scaling options, e.g. "
              "\"mode=dynamic\""));
 static cl::list<std::string>
-    inputShapes("input-shape", cl::desc("NAME=1x16: pin input NAME's shape; "
+    inputShapes(cl::cat(toolOptions), "input-shape", cl::desc("NAME=1x16: pin input NAME's shape; "
                                         "repeatable"));
-static cl::opt<std::string> shapesFrom(
+static cl::opt<std::string> shapesFrom(cl::cat(toolOptions), 
     "shapes-from",
     cl::desc("ONNX test_data_set folder: input shapes, and the values of "
              "inputs that decide shapes"));
 static cl::opt<std::string>
-    emit("emit", cl::init("library"),
+    emit(cl::cat(toolOptions), "emit", cl::init("library"),
          cl::desc("library, or a stage: mlir (lowered module), llvm (host "
                   "LLVM IR), ptx (every kernel, per architecture)"));
-static cl::opt<int64_t> blockSize("block-size", cl::init(256),
+static cl::opt<int64_t> blockSize(cl::cat(toolOptions), "block-size", cl::init(256),
                                   cl::desc("CUDA threads per block"));
-static cl::opt<bool> noTensorCores(
+static cl::opt<bool> noTensorCores(cl::cat(toolOptions), 
     "no-tensor-cores",
     cl::desc("CUDA: f16 contractions on CUDA cores instead of Tensor Cores "
              "(which need sm_80 or newer on every --gpu)"));
 
-static cl::opt<bool> noFlashAttention(
+static cl::opt<bool> noFlashAttention(cl::cat(toolOptions), 
     "no-flash-attention",
     cl::desc("CUDA: attention with materialized scores instead of the "
              "split-KV flash attention kernels"));
 
-static cl::opt<bool> dynamicShapes(
+static cl::opt<bool> dynamicShapes(cl::cat(toolOptions), 
     "dynamic-shapes",
     cl::desc("keep the dynamic dims of inputs not given with "
              "--input-shape or --shapes-from; the library then runs through "
@@ -105,7 +109,7 @@ static int fail(const Twine &message) {
 
 /// The inputs to specialize to: from --shapes-from (with data), then pinned
 /// shapes (zero data; fine unless the value decides shapes).
-static bool collectInputs(MLIRContext *ctx, mp::Model &model,
+static bool collectInputs(MLIRContext *ctx, mp::OnnxModel &model,
                           std::vector<mp::HostTensor> &inputs,
                           std::vector<std::string> &pinnedOnly,
                           std::vector<std::string> &keptDynamic) {
@@ -199,10 +203,10 @@ static bool collectInputs(MLIRContext *ctx, mp::Model &model,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mp::hideLibraryOptions({&toolOptions});
   // --mlir-print-ir-after=PASS and friends, for looking inside the pipeline
   // (mp's passes by name, e.g. --mlir-print-ir-after=mp-plan-arena).
-  mp::registerMpPasses();
-  mp::registerMpConversionPasses();
+  mp::registerAllMpPasses();
   mlir::registerPassManagerCLOptions();
   mlir::registerMLIRContextCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "mp ahead-of-time compiler\n");
@@ -274,8 +278,8 @@ int main(int argc, char **argv) {
   // Dynamic-shape libraries take shape-deciding values (Reshape targets,
   // total_sequence_length) at run time where the lowering allows.
   modelOptions.dynamicShapes = dynamicShapes;
-  std::unique_ptr<mp::Model> model =
-      mp::Model::load(&ctx, modelPath, modelOptions);
+  std::unique_ptr<mp::OnnxModel> model =
+      mp::OnnxModel::load(&ctx, modelPath, modelOptions);
   if (!model)
     return 1;
   std::vector<mp::HostTensor> inputs;

@@ -6,11 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mp/Conversion/Passes.h"
 #include "mp/Dialect/Mp/IR/MpDialect.h"
 #include "mp/Import/OnnxImporter.h"
 #include "mp/Precision/Policy.h"
-#include "mp/Transforms/Passes.h"
+#include "mp/Support/ToolOptions.h"
+#include "mp/Pipelines/Pipelines.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -29,19 +29,23 @@
 
 using namespace mlir;
 
+/// What --help lists besides MLIR's options and the passes (LLVM's own
+/// options are hidden, see main).
+static llvm::cl::OptionCategory toolOptions("mp-opt options");
+
 static llvm::cl::opt<bool>
-    listOnnxOps("list-onnx-ops",
+    listOnnxOps(llvm::cl::cat(toolOptions), "list-onnx-ops",
                 llvm::cl::desc("Print the ONNX ops the importer supports "
                                "(domain, op type, reviewed since-versions)"),
                 llvm::cl::init(false));
 
-static llvm::cl::opt<bool> printPrecisionPolicy(
+static llvm::cl::opt<bool> printPrecisionPolicy(llvm::cl::cat(toolOptions), 
     "print-precision-policy",
     llvm::cl::desc("Print the built-in precision policy as a markdown table "
                    "(ONNX op type, class, fp32 accumulation, reason)"),
     llvm::cl::init(false));
 
-static llvm::cl::opt<bool> noOutput(
+static llvm::cl::opt<bool> noOutput(llvm::cl::cat(toolOptions), 
     "no-output",
     llvm::cl::desc("Import an ONNX model and run the pipeline without "
                    "printing the result (report-only passes, measurements)"),
@@ -84,6 +88,7 @@ static LogicalResult runOnOnnx(StringRef inputFilename,
 }
 
 int main(int argc, char **argv) {
+  mp::hideLibraryOptions({&toolOptions});
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
@@ -91,9 +96,7 @@ int main(int argc, char **argv) {
   registerAllGPUToLLVMIRTranslations(registry);
   registry.insert<mp::MpDialect>();
   registerAllPasses();
-  mp::registerMpPasses();
-  mp::registerMpPipelines();
-  mp::registerMpConversionPasses();
+  mp::registerAllMpPasses();
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "mp optimizer driver (MLIR files and ONNX models)\n",

@@ -24,10 +24,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "mp/Execution/CompiledLibrary.h"
-#include "mp/Execution/Model.h"
+#include "mp/Execution/JitModel.h"
 #include "mp/Execution/TestData.h"
 #include "mp/Execution/TestTree.h"
 #include "mp/Support/ShapeSyntax.h"
+#include "mp/Support/ToolOptions.h"
 #include "mp/runtime.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -48,58 +49,61 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"));
+/// What --help lists (LLVM's own options are hidden, see main).
+static cl::OptionCategory toolOptions("mp-run options");
+
+static cl::opt<std::string> modelPath(cl::cat(toolOptions), cl::Positional, cl::desc("<model.onnx>"));
 static cl::list<std::string>
-    inputArgs("input", cl::desc("NAME=FILE (.npy or .pb); repeatable"));
-static cl::list<std::string> inputShapes(
+    inputArgs(cl::cat(toolOptions), "input", cl::desc("NAME=FILE (.npy or .pb); repeatable"));
+static cl::list<std::string> inputShapes(cl::cat(toolOptions), 
     "input-shape",
     cl::desc("NAME=1x16: the shape of input NAME (checks a given input; "
              "generated inputs take it); repeatable"));
-static cl::opt<bool> generateInputs(
+static cl::opt<bool> generateInputs(cl::cat(toolOptions), 
     "generate-inputs",
     cl::desc("fill inputs not given: floats uniform in [-1, 1) from a fixed "
              "seed, integers and bools zero"));
 static cl::opt<std::string>
-    compareDir("compare",
+    compareDir(cl::cat(toolOptions), "compare",
                cl::desc("ONNX test_data_set folder: default inputs and "
                         "expected outputs"));
 static cl::opt<std::string>
-    testDir("test-dir", cl::desc("run every */model.onnx with its "
+    testDir(cl::cat(toolOptions), "test-dir", cl::desc("run every */model.onnx with its "
                                  "test_data_set_* folders under DIR"));
-static cl::opt<unsigned> caseTimeout(
+static cl::opt<unsigned> caseTimeout(cl::cat(toolOptions), 
     "timeout", cl::init(300),
     cl::desc("--test-dir: seconds per case before it is killed"));
-static cl::opt<std::string> precision("precision", cl::init("fp32"),
+static cl::opt<std::string> precision(cl::cat(toolOptions), "precision", cl::init("fp32"),
                                       cl::desc("fp32 or mixed"));
-static cl::opt<std::string> policyFile("policy",
+static cl::opt<std::string> policyFile(cl::cat(toolOptions), "policy",
                                        cl::desc("precision policy (mixed)"));
-static cl::opt<std::string> outputDir("output-dir",
+static cl::opt<std::string> outputDir(cl::cat(toolOptions), "output-dir",
                                       cl::desc("write outputs as NAME.npy"));
-static cl::opt<double> rtolOpt("rtol", cl::init(-1),
+static cl::opt<double> rtolOpt(cl::cat(toolOptions), "rtol", cl::init(-1),
                                cl::desc("relative tolerance (default 1e-4 "
                                         "for fp32, 1e-2 for fp16 outputs or "
                                         "--precision mixed)"));
-static cl::opt<double> atolOpt("atol", cl::init(-1),
+static cl::opt<double> atolOpt(cl::cat(toolOptions), "atol", cl::init(-1),
                                cl::desc("absolute tolerance (default 1e-5 "
                                         "for fp32, 1e-2 for fp16 outputs or "
                                         "--precision mixed)"));
-static cl::opt<bool> fuseAttention(
+static cl::opt<bool> fuseAttention(cl::cat(toolOptions), 
     "fuse-attention",
     cl::desc("replace decomposed attention with mp.attention first "
              "(mp-fuse-attention)"));
-static cl::opt<int64_t> maxSeqLen(
+static cl::opt<int64_t> maxSeqLen(cl::cat(toolOptions), 
     "max-seq-len", cl::init(0),
     cl::desc("with --fuse-attention: KV caches of this many positions "
              "updated in place; adds the input past_sequence_length"));
-static cl::opt<bool> dynamicShapes(
+static cl::opt<bool> dynamicShapes(cl::cat(toolOptions), 
     "dynamic-shapes",
     cl::desc("compile once for every input shape: dynamic dims stay "
              "dynamic instead of being specialized to the inputs"));
 static cl::opt<unsigned>
-    repeat("repeat", cl::init(0),
+    repeat(cl::cat(toolOptions), "repeat", cl::init(0),
            cl::desc("run N more times and print the compile and run times"));
 
-static cl::opt<bool> deviceBuffers(
+static cl::opt<bool> deviceBuffers(cl::cat(toolOptions), 
     "device-buffers",
     cl::desc("a compiled library runs on buffers in its own memory "
              "(mp_library_run_device): inputs uploaded once, outputs "
@@ -318,6 +322,7 @@ static int runLibrary(MLIRContext *ctx, std::vector<mp::HostTensor> &inputs) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mp::hideLibraryOptions({&toolOptions});
   cl::ParseCommandLineOptions(argc, argv, "mp CPU runner\n");
   if (precision != "fp32" && precision != "mixed")
     return fail("--precision must be fp32 or mixed, got '" + precision + "'");
@@ -364,8 +369,8 @@ int main(int argc, char **argv) {
     return fail("--device-buffers applies to a library written by "
                 "mp-compile (libNAME.so), not to a model run by the JIT");
 
-  std::unique_ptr<mp::Model> model =
-      mp::Model::load(&ctx, modelPath, modelOptions());
+  std::unique_ptr<mp::JitModel> model =
+      mp::JitModel::load(&ctx, modelPath, modelOptions());
   if (!model || !model->nameInputs(inputs))
     return 1;
 

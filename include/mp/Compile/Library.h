@@ -9,8 +9,8 @@
 #ifndef MP_COMPILE_LIBRARY_H
 #define MP_COMPILE_LIBRARY_H
 
-#include "mp/Execution/CpuRunner.h"
-#include "mp/Transforms/Passes.h"
+#include "mp/Pipelines/Entry.h"
+#include "mp/Pipelines/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"

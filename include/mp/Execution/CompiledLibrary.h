@@ -8,7 +8,7 @@
 #ifndef MP_EXECUTION_COMPILEDLIBRARY_H
 #define MP_EXECUTION_COMPILEDLIBRARY_H
 
-#include "mp/Execution/HostTensor.h"
+#include "mp/Support/HostTensor.h"
 
 #include "mlir/IR/MLIRContext.h"
 

@@ -3,7 +3,7 @@
 #ifndef MP_EXECUTION_CPURUNNER_H
 #define MP_EXECUTION_CPURUNNER_H
 
-#include "mp/Execution/HostTensor.h"
+#include "mp/Pipelines/Entry.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -15,87 +15,6 @@ class ExecutionEngine;
 } // namespace mlir
 
 namespace mp {
-
-/// Checks a tensor given for graph input `name` against its declared type:
-/// element type, rank and every static dim. Emits an error at `loc`.
-mlir::LogicalResult checkInputTensor(mlir::Location loc, llvm::StringRef name,
-                                     mlir::Type declared,
-                                     const HostTensor &given);
-
-/// The entry point of a module specialized to one set of inputs.
-struct EntrySignature {
-  /// The C-interface symbol (`_mlir_ciface_<function>`): memref descriptor
-  /// pointers for the inputs, then for the outputs.
-  std::string symbol;
-  /// Run-time inputs and outputs in argument order (names, types, shapes;
-  /// no data).
-  std::vector<HostTensor> inputs, outputs;
-  /// How the model declares each of them, dim by dim: the static size or
-  /// ShapedType::kDynamic (pinned to `shape` here), and the ONNX dim_param
-  /// ("batch", "" when none). Parallel to `inputs` / `outputs`.
-  struct DeclaredShape {
-    llvm::SmallVector<int64_t> sizes;
-    std::vector<std::string> names;
-  };
-  std::vector<DeclaredShape> declaredInputs, declaredOutputs;
-  /// Per output: the input whose buffer it is after a run (a KV cache
-  /// updated in place, mp-kv-cache-in-place), or -1. Such outputs are not
-  /// arguments of the entry: callers pass the output's buffer, holding the
-  /// input's data, in place of that input.
-  std::vector<int> inPlaceOf;
-  /// Fixed-capacity KV caches: the scalar input holding the filled
-  /// positions, and the check callers make before a run:
-  /// 0 <= length and length + newPositions <= capacity.
-  struct KvCache {
-    int lengthInput = -1;
-    int64_t capacity = 0, newPositions = 0;
-  } kvCache;
-  /// Dynamic dims kept (EntryOptions::dynamicShapes): `inputs` and
-  /// `outputs` have ShapedType::kDynamic where the model does, and the
-  /// entry returns its outputs in buffers it allocates (the caller frees
-  /// them) instead of writing into out-params, since their shapes are known
-  /// only after the run. The C interface then takes a pointer to the
-  /// result descriptors first.
-  bool returnsOutputs = false;
-
-  /// Per input: the output whose buffer is passed for it (inverse of
-  /// `inPlaceOf`), or -1.
-  std::vector<int> updatedBy() const;
-
-  /// Whether `inputs` (as `run` takes them) fit the KV caches; else why not.
-  bool checkKvCache(llvm::ArrayRef<HostTensor> inputs,
-                    std::string &error) const;
-};
-
-/// How prepareEntry shapes the entry point beyond the input shapes.
-struct EntryOptions {
-  /// > 0: KV caches of this many positions updated in place
-  /// (mp-kv-cache-in-place).
-  int64_t maxSeqLen = 0;
-  /// Keep the model's dynamic dims instead of specializing to the shapes of
-  /// the inputs: one compiled entry serves every input shape. Every op on a
-  /// dynamic dim needs a dynamic-shape lowering.
-  bool dynamicShapes = false;
-  /// With `dynamicShapes`: inputs specialized to their given shapes all
-  /// the same (mp-compile's --input-shape).
-  std::vector<std::string> pinnedInputs;
-};
-
-/// Whether `given` fits `spec` (name aside): element type, rank, and every
-/// static dim of `spec`; else why not, in `error`.
-bool fitsSpec(const HostTensor &spec, const HostTensor &given,
-              std::string &error);
-
-/// Specializes the module's first function to the shapes of `inputs`
-/// (matched by ONNX input name, every argument given, checked against its
-/// declared type; with `options.dynamicShapes` only checked) and prepares
-/// it to be an entry point: arguments read in place, a C interface. Fails
-/// with a diagnostic when an output keeps a dynamic shape after
-/// specializing.
-mlir::LogicalResult prepareEntry(mlir::ModuleOp module,
-                                 llvm::ArrayRef<HostTensor> inputs,
-                                 EntrySignature &entry,
-                                 const EntryOptions &options = {});
 
 /// A model compiled for the CPU for one set of input shapes.
 class CpuRunner {

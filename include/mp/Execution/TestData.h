@@ -3,21 +3,13 @@
 #ifndef MP_EXECUTION_TESTDATA_H
 #define MP_EXECUTION_TESTDATA_H
 
-#include "mp/Execution/HostTensor.h"
+#include "mp/Import/TensorFile.h"
 
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace mp {
-
-/// Reads a .npy file or a serialized onnx.TensorProto (any other name).
-bool readTensorFile(llvm::StringRef path, mlir::MLIRContext *ctx,
-                    HostTensor &out, std::string &error);
-
-/// The files DIR/<prefix>_0.pb, _1.pb, ... that exist (the ONNX test layout).
-std::vector<std::string> numberedFiles(llvm::StringRef dir,
-                                       llvm::StringRef prefix);
 
 /// Writes each output as DIR/NAME.npy (characters other than letters,
 /// digits, '.', '-' and '_' in NAME become '_').

@@ -3,7 +3,7 @@
 #ifndef MP_EXECUTION_TESTTREE_H
 #define MP_EXECUTION_TESTTREE_H
 
-#include "mp/Execution/Model.h"
+#include "mp/Execution/JitModel.h"
 #include "mp/Execution/TestData.h"
 
 namespace mp {

@@ -1,4 +1,4 @@
-//===- Passes.h - mp transformation passes ----------------------*- C++ -*-===//
+//===- Passes.h - passes on the mp graph ------------------------*- C++ -*-===//
 
 #ifndef MP_TRANSFORMS_PASSES_H
 #define MP_TRANSFORMS_PASSES_H
@@ -8,13 +8,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
-#include "mlir/Pass/PassManager.h"
-
-#include <optional>
-#include <string>
-#include <vector>
 
 namespace mp {
+
+/// Whether graph inputs and outputs keep their element types under mixed
+/// precision (the passes' `keep-io-types`): as the policy (or an earlier
+/// decision) says, or forced.
+enum class KeepIoTypes { Policy, Yes, No };
 
 #define GEN_PASS_DECL
 #include "mp/Transforms/Passes.h.inc"
@@ -29,82 +29,6 @@ namespace mp {
 /// `mp.in_place_of` on the output, as mp-kv-cache-in-place marks its
 /// caches. The entry then takes one buffer for both (prepareEntry).
 void markInPlaceTensorScatters(mlir::func::FuncOp func);
-
-/// Adds mp-assign-precision and mp-insert-casts with shared options.
-void buildMixedPrecisionPipeline(mlir::OpPassManager &pm,
-                                 llvm::StringRef policy, llvm::StringRef plan,
-                                 bool report, int keepIoTypes);
-
-/// Adds the CPU lowering: mp (static shapes) -> linalg -> bufferized loops
-/// -> LLVM dialect.
-/// With `resultsAsOutParams`, functions write their results into buffers
-/// the caller passes after the inputs (the JIT's calling convention). With
-/// `pooledAllocations`, buffers come from `_mlir_memref_to_llvm_alloc` and
-/// go back through `_mlir_memref_to_llvm_free`, which the caller provides
-/// (the JIT binds them to mp's buffer pool).
-void buildCpuPipeline(mlir::OpPassManager &pm, bool resultsAsOutParams = false,
-                      bool pooledAllocations = false);
-
-/// How the CUDA target compiles.
-struct CudaPipelineOptions {
-  /// One image per architecture: "sm_XY" for a cubin (ptxas), or
-  /// "compute_XY" for PTX that the driver compiles for the device it runs
-  /// on (as nvcc names virtual architectures). One kind for every chip.
-  std::vector<std::string> chips = {"sm_90"};
-  /// PTX ISA features (sm_90 needs PTX 8.0).
-  std::string features = "+ptx80";
-  /// Keep PTX text in the binaries instead of running ptxas (--emit ptx).
-  bool assembly = false;
-  /// Threads per block of the generic kernels.
-  int64_t blockSize = 256;
-  /// f16 contractions on Tensor Cores (mma.sync); ignored unless every
-  /// chip is sm_80 or newer.
-  bool tensorCores = true;
-  /// Attention as split-KV flash attention kernels where it has no mask
-  /// tensors; otherwise (or false) the scores are materialized.
-  bool flashAttention = true;
-  /// CUDA toolkit root; empty: findCudaToolkit().
-  std::string toolkit;
-  /// The public entry writes its results into buffers its caller passes
-  /// (static shapes); false: it returns them, allocated on the device (the
-  /// form of dynamic shapes, whose sizes are known at run time only).
-  bool resultsAsOutParams = true;
-};
-
-/// Testing the CUDA target without a GPU: its front (every op lowered as
-/// for CUDA, with materialized attention scores) and mp-map-to-gpu, whose
-/// block and thread loops then run as plain loops on the host CPU. The
-/// index arithmetic of the generic kernels (grids sized at run time
-/// included) thus executes against references; the specialized kernels
-/// (Tensor Cores, block reductions, flash attention) are not used.
-void buildGpuMappingOnCpuPipeline(mlir::OpPassManager &pm,
-                                  bool resultsAsOutParams = false,
-                                  bool pooledAllocations = false);
-
-/// The CUDA toolkit root holding bin/ptxas and nvvm/libdevice: from
-/// CUDA_ROOT, CUDA_HOME or CUDA_PATH, else ptxas on PATH, else
-/// /usr/local/cuda; empty if none is found.
-std::string findCudaToolkit();
-
-/// The XY of a GPU architecture name: "sm_XY" (a cubin; a suffix as in
-/// "sm_90a" is allowed) or "compute_XY" (PTX); nullopt for anything else.
-std::optional<unsigned> parseGpuArch(llvm::StringRef name);
-
-/// Whether `chips` asks for PTX images (a "compute_XY" among them).
-bool hasPtxImages(llvm::ArrayRef<std::string> chips);
-
-/// Adds the CUDA lowering: mp -> linalg -> bufferized buffers -> one kernel
-/// per linalg op -> NVVM -> cubins (per chip, packed for the mp runtime),
-/// and host code in the LLVM dialect that launches them through the mgpu*
-/// ABI. The entry point writes its results into buffers the caller passes
-/// after the inputs (or returns them, `resultsAsOutParams` false); all
-/// buffers are device memory. Dynamic shapes take the generic kernels.
-void buildCudaPipeline(mlir::OpPassManager &pm,
-                       const CudaPipelineOptions &options);
-
-/// Registers the named pipelines (`mp-mixed-precision`, `mp-cpu-pipeline`,
-/// `mp-lower-to-nvvm`).
-void registerMpPipelines();
 
 } // namespace mp
 

@@ -1,4 +1,4 @@
-//===- Passes.td - mp transformation passes ----------------*- tablegen -*-===//
+//===- Passes.td - mp graph passes -------------------------*- tablegen -*-===//
 
 #ifndef MP_TRANSFORMS_PASSES_TD
 #define MP_TRANSFORMS_PASSES_TD
@@ -30,7 +30,9 @@ def AssignPrecision : Pass<"mp-assign-precision", "mlir::ModuleOp"> {
     `mp.precision = #mp.precision<compute, acc = ..., class, "rule">`
     attribute; types do not change until `mp-insert-casts`. With `plan=`,
     writes every decision and the totals as JSON (itself a valid policy);
-    with `report=1`, prints a summary table on stderr.
+    with `report=1`, prints a summary table on stderr. `keep-io-types=1`
+    keeps graph inputs and outputs in their types, `0` lets them become f16,
+    `policy` (the default) takes the policy's `keep_io_types` (else 1).
   }];
   let options = [
     Option<"policyFile", "policy", "std::string", /*default=*/"\"\"",
@@ -39,9 +41,15 @@ def AssignPrecision : Pass<"mp-assign-precision", "mlir::ModuleOp"> {
            "Write the precision plan (JSON) to this file">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Print the precision summary table on stderr">,
-    Option<"keepIoTypes", "keep-io-types", "int", /*default=*/"-1",
-           "Keep graph inputs/outputs in their types (1/0; -1: from the "
-           "policy, else 1)">,
+    Option<"keepIoTypes", "keep-io-types", "::mp::KeepIoTypes",
+           /*default=*/"::mp::KeepIoTypes::Policy",
+           "Keep graph inputs/outputs in their types",
+           [{::llvm::cl::values(
+             clEnumValN(::mp::KeepIoTypes::Policy, "policy",
+                        "as the policy says (default: keep)"),
+             clEnumValN(::mp::KeepIoTypes::Yes, "1", "keep their types"),
+             clEnumValN(::mp::KeepIoTypes::No, "0",
+                        "let them become f16 where all users are"))}]>,
   ];
   let dependentDialects = ["::mp::MpDialect"];
 }
@@ -56,9 +64,15 @@ def InsertCasts : Pass<"mp-insert-casts", "mlir::ModuleOp"> {
     inputs/outputs kept in their types with keep-io-types.
   }];
   let options = [
-    Option<"keepIoTypes", "keep-io-types", "int", /*default=*/"-1",
-           "Keep graph inputs/outputs in their types (1/0; -1: as "
-           "mp-assign-precision decided, else 1)">,
+    Option<"keepIoTypes", "keep-io-types", "::mp::KeepIoTypes",
+           /*default=*/"::mp::KeepIoTypes::Policy",
+           "Keep graph inputs/outputs in their types",
+           [{::llvm::cl::values(
+             clEnumValN(::mp::KeepIoTypes::Policy, "policy",
+                        "as mp-assign-precision decided (else keep)"),
+             clEnumValN(::mp::KeepIoTypes::Yes, "1", "keep their types"),
+             clEnumValN(::mp::KeepIoTypes::No, "0",
+                        "let them become f16 where all users are"))}]>,
   ];
   let dependentDialects = ["::mp::MpDialect"];
 }
@@ -83,107 +97,6 @@ def SpecializeShapes : Pass<"mp-specialize-shapes", "mlir::ModuleOp"> {
   let options = [
     ListOption<"shapes", "shapes", "std::string",
                "NAME=DxDxD pins of graph inputs, by ONNX input name">,
-  ];
-}
-
-def OutlineKernels : Pass<"mp-outline-kernels", "mlir::ModuleOp"> {
-  let summary = "Move each top-level linalg op into its own noinline function";
-  let description = [{
-    Every linalg op directly in a function body (on tensors, before
-    bufferization) becomes a call to a private function
-    `<function>_kernel_<N>` holding that op, the `tensor.empty` it writes
-    into and a `linalg.fill` that only it uses; small scalar constants it
-    captures are cloned, tensors are passed. The kernels are marked
-    `noinline` (`passthrough`, kept by func-to-llvm), so LLVM optimizes many small loop nests instead of one
-    function with thousands of loops (whose loop passes grow much faster
-    than linearly), and the CPU code has the structure the GPU backend
-    needs: one kernel per linalg op.
-  }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
-}
-
-def TileAndVectorize : Pass<"mp-tile-and-vectorize", "mlir::ModuleOp"> {
-  let summary = "Register-tile and vectorize MatMul-like contractions";
-  let description = [{
-    Every `linalg.generic` on static tensors that contracts one reduction
-    loop `k` into an output whose innermost loop `n` also walks the second
-    input contiguously (MatMul, Gemm, batched MatMul, the projections of
-    attention and LSTM) is tiled into `tile-m` x `tile-n` output blocks
-    (smaller when the size does not divide) with `k` innermost, and each
-    block is vectorized. The output block then stays in vector registers
-    for the whole `k` loop: per step one row of the second input is loaded,
-    the first input's column is broadcast, and both are multiplied into the
-    accumulators. Ops that do not match are left as they are (LLVM's loop
-    vectorizer still handles their innermost loops).
-  }];
-  let options = [
-    Option<"tileM", "tile-m", "int64_t", /*default=*/"4",
-           "Output rows per register tile">,
-    Option<"tileN", "tile-n", "int64_t", /*default=*/"16",
-           "Output columns per register tile (a multiple of the SIMD width)">,
-  ];
-  let dependentDialects = ["::mlir::scf::SCFDialect",
-                           "::mlir::vector::VectorDialect",
-                           "::mlir::tensor::TensorDialect"];
-}
-
-def ExpandStridedCopies : Pass<"mp-expand-strided-copies", "mlir::ModuleOp"> {
-  let summary = "Turn copies between non-contiguous buffers into linalg.copy";
-  let description = [{
-    The LLVM lowering of `memref.copy` calls the runtime's `memrefCopy`
-    when either buffer is not one contiguous row-major block (a KV cache
-    written into a slice of the concatenated cache, a transposed view); that
-    function walks the elements one at a time through generic index
-    arithmetic. As a `linalg.copy` the copy becomes a loop nest whose
-    innermost loop is contiguous, which LLVM vectorizes. Contiguous copies
-    are left alone: they already become `memcpy`.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
-def FuseCasts : Pass<"mp-fuse-casts", "mlir::ModuleOp"> {
-  let summary = "Fuse element-type casts into every consumer";
-  let description = [{
-    Upstream elementwise fusion (`linalg-fuse-elementwise-ops`) joins a
-    producer with its consumer only when that is its one use, so a cast
-    (the f32/f16 conversions mixed precision inserts) read by several ops,
-    like the input of a LayerNorm, stays a kernel with a buffer of its own.
-    This pass fuses a one-input `linalg.generic` that only converts element
-    types into each of its elementwise-fusable consumers, which then read
-    the source and convert it themselves; once no use is left the cast is
-    gone. Reading the source in each consumer moves about as many bytes as
-    writing the narrow copy and reading it back, and the copy's memory is
-    saved.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
-def PlanArena : Pass<"mp-plan-arena", "mlir::func::FuncOp"> {
-  let summary = "Place a function's temporary buffers in one arena planned at compile time";
-  let description = [{
-    Runs on bufferized code once deallocations are placed. Every
-    `memref.alloc` of a static, identity-layout buffer in the function's
-    body (its single block) that is freed by one `memref.dealloc` in that
-    block is live from its alloc to its dealloc. The pass packs these live
-    ranges into one byte arena, placing the largest buffers first at the
-    lowest offset that no buffer live at the same time overlaps (offsets
-    aligned to `alignment`), then replaces each alloc by a `memref.view`
-    of the arena and drops its dealloc; the arena is allocated once at the
-    function's start and freed before it returns.
-
-    Buffers that are returned, freed conditionally or freed elsewhere,
-    dynamic shapes and functions of several blocks are left alone. The
-    function gets an `mp.arena` attribute: `bytes` (the arena), `buffers`
-    (how many it holds), `buffer_bytes` (their sizes summed: what
-    allocating each one would take) and `peak_bytes` (the most bytes live
-    at once, which the arena can at best match).
-  }];
-  let options = [
-    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
-           "Byte alignment of every buffer in the arena (a power of 2)">,
-  ];
-  let dependentDialects = [
-    "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
   ];
 }
 
@@ -325,20 +238,6 @@ def KvCacheInPlace : Pass<"mp-kv-cache-in-place", "mlir::ModuleOp"> {
            "Name of the new input holding the filled positions">,
   ];
   let dependentDialects = ["::mp::MpDialect"];
-}
-
-def DropInPlaceResults : Pass<"mp-drop-in-place-results", "mlir::ModuleOp"> {
-  let summary = "Make results marked as updated in place write their input's buffer";
-  let description = [{
-    Runs on bufferized code, before results become out-parameters. A public
-    function result marked `mp.in_place_of = K` (mp-kv-cache-in-place, or a
-    TensorScatter cache) is the state in argument K after the call: it is
-    dropped from the function. When bufferization wrote it into argument
-    K's buffer (the in-place case: the returned buffer is that argument)
-    nothing else is needed; otherwise the result is copied into argument K
-    first, so the semantics hold either way.
-  }];
-  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 #endif // MP_TRANSFORMS_PASSES_TD

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "Patterns.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Precision/Materialize.h"
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "Patterns.h"
 #include "mp/Conversion/Passes.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 

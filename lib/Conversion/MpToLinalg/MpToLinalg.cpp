@@ -1,6 +1,7 @@
 //===- MpToLinalg.cpp - the mp-lower-to-linalg pass -----------------------===//
 
 #include "mp/Conversion/Passes.h"
+#include "Patterns.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Precision/OpInfo.h"
 
@@ -20,25 +21,18 @@ namespace mp {
 #define GEN_PASS_DEF_MPTOLINALG
 #include "mp/Conversion/Passes.h.inc"
 
-void populateElementwiseToLinalgPatterns(mlir::RewritePatternSet &patterns);
-void populateContractionToLinalgPatterns(mlir::RewritePatternSet &patterns);
-void populateReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
-void populateShapeToTensorPatterns(mlir::RewritePatternSet &patterns);
-void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns,
-                                       AttentionKernels kernels);
-void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
-void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns);
-void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);
-void populateResizeToLinalgPatterns(mlir::RewritePatternSet &patterns);
-void populateTrainingToLinalgPatterns(mlir::RewritePatternSet &patterns);
-
 void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
-                                AttentionKernels attention) {
+                                AttentionLowering attention,
+                                GpuAttentionBuilder gpuAttention) {
   populateElementwiseToLinalgPatterns(patterns);
   populateContractionToLinalgPatterns(patterns);
   populateReductionToLinalgPatterns(patterns);
   populateShapeToTensorPatterns(patterns);
-  populateAttentionToLinalgPatterns(patterns, attention);
+  populateAttentionToLinalgPatterns(patterns, attention, gpuAttention);
+  populateContribAttentionToLinalgPatterns(patterns, attention, gpuAttention);
+  populateGroupQueryAttentionToLinalgPatterns(patterns, attention,
+                                              gpuAttention);
+  populateRotaryToLinalgPatterns(patterns);
   populateNNToLinalgPatterns(patterns);
   populateIndexingToLinalgPatterns(patterns);
   populateRecurrentToLinalgPatterns(patterns);
@@ -54,14 +48,20 @@ namespace {
 
 struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
   using Base::Base;
+  MpToLinalgPass(const MpToLinalgOptions &options,
+                 GpuAttentionBuilder gpuAttention)
+      : Base(options), gpuAttention(std::move(gpuAttention)) {}
+
   void runOnOperation() override {
+    if (attention == AttentionLowering::GpuFlash && !gpuAttention) {
+      getOperation()->emitError()
+          << "attention=gpu-flash needs the CUDA target's attention kernels, "
+             "which this pass was not given: run the mp-lower-to-nvvm "
+             "pipeline, or use attention=materialized";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    AttentionKernels attention = AttentionKernels::CpuStreaming;
-    if (gpuAttentionKernels)
-      attention = AttentionKernels::GpuFlash;
-    else if (!streamingAttention)
-      attention = AttentionKernels::Materialized;
-    populateMpToLinalgPatterns(patterns, attention);
+    populateMpToLinalgPatterns(patterns, attention, gpuAttention);
     tensor::populateDecomposeTensorConcatPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       // A pattern that changed the IR and then failed keeps the driver from
@@ -127,6 +127,13 @@ struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
                                           /*replaceLocs=*/false,
                                           /*replaceTypes=*/true);
   }
+
+  GpuAttentionBuilder gpuAttention;
 };
 
 } // namespace
+
+std::unique_ptr<Pass> mp::createMpToLinalg(const MpToLinalgOptions &options,
+                                           GpuAttentionBuilder gpuAttention) {
+  return std::make_unique<MpToLinalgPass>(options, std::move(gpuAttention));
+}

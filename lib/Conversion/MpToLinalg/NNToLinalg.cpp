@@ -1,6 +1,7 @@
 //===- NNToLinalg.cpp - convolutions, pooling, padding, If ----------------===//
 
 #include "LoweringUtils.h"
+#include "Patterns.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

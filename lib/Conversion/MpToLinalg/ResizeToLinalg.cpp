@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "Patterns.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Dialect/Mp/IR/MpTypeInference.h"
 

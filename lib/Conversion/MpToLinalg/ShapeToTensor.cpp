@@ -1,6 +1,7 @@
 //===- ShapeToTensor.cpp - constants and data movement to tensor/linalg ---===//
 
 #include "LoweringUtils.h"
+#include "Patterns.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

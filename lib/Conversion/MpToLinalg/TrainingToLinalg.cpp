@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "Patterns.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

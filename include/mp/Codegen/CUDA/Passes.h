@@ -1,0 +1,23 @@
+//===- Passes.h - CUDA code generation passes -------------------*- C++ -*-===//
+
+#ifndef MP_CODEGEN_CUDA_PASSES_H
+#define MP_CODEGEN_CUDA_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mp {
+
+#define GEN_PASS_DECL
+#include "mp/Codegen/CUDA/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "mp/Codegen/CUDA/Passes.h.inc"
+
+/// Marks an entry argument the CUDA target keeps in host memory (a KV
+/// cache's fill level): host code may load it, kernels get its value.
+constexpr llvm::StringLiteral kHostResidentAttr = "mp.host_resident";
+
+} // namespace mp
+
+#endif // MP_CODEGEN_CUDA_PASSES_H

@@ -1,0 +1,171 @@
+//===- Passes.td - CUDA code generation passes -------------*- tablegen -*-===//
+
+#ifndef MP_CODEGEN_CUDA_PASSES_TD
+#define MP_CODEGEN_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FuseCasts : Pass<"mp-fuse-casts", "mlir::ModuleOp"> {
+  let summary = "Fuse element-type casts into every consumer";
+  let description = [{
+    Upstream elementwise fusion (`linalg-fuse-elementwise-ops`) joins a
+    producer with its consumer only when that is its one use, so a cast
+    (the f32/f16 conversions mixed precision inserts) read by several ops,
+    like the input of a LayerNorm, stays a kernel with a buffer of its own.
+    This pass fuses a one-input `linalg.generic` that only converts element
+    types into each of its elementwise-fusable consumers, which then read
+    the source and convert it themselves; once no use is left the cast is
+    gone. Reading the source in each consumer moves about as many bytes as
+    writing the narrow copy and reading it back, and the copy's memory is
+    saved.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def ContractionToMma : Pass<"mp-contraction-to-mma", "mlir::ModuleOp"> {
+  let summary = "Run f16 contractions on Tensor Cores (mma.sync m16n8k16)";
+  let description = [{
+    The CUDA target's kernel for MatMul-like ops, on bufferized code with
+    static shapes, before `mp-map-to-gpu`. A `linalg.generic` that computes
+    `out += extf(a) * extf(b)` with `a`, `b` f16 and `out` f32 (MatMul,
+    Gemm, batched MatMul, attention's Q.K^T and P.V), whatever elementwise
+    prologue fusion folded into `a` or `b`, becomes a `gpu.launch` of warp
+    tiles: each warp owns 16 rows by `8 * subtiles` columns of the result
+    and steps through the reduction 16 at a time with `nvgpu.mma.sync`
+    (m16n8k16, f16 inputs, f32 accumulation; sm_80 and newer). Loop dims
+    read only by `a` are the rows, only by `b` the columns, the other
+    parallel ones the batch; the reduction may span several dims (a
+    convolution's channels and taps: an implicit GEMM). Tiles that overhang
+    an edge read zeros and store nothing there, so any shape is exact.
+
+    Fragments are gathered from global memory in the PTX layout, with the
+    prologue evaluated per element; other contractions (f32, integer) are
+    left to `mp-map-to-gpu`.
+  }];
+  let options = [
+    Option<"warpsPerBlock", "warps-per-block", "int64_t", /*default=*/"4",
+           "Warps (each one output tile) per thread block, in [1, 32]">,
+    Option<"subtiles", "subtiles", "int64_t", /*default=*/"4",
+           "8-column mma tiles per warp (reuse of each row fragment)">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::vector::VectorDialect",
+    "::mlir::affine::AffineDialect",
+  ];
+}
+
+def ReductionToGpu : Pass<"mp-reduction-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Reductions along rows as one thread block per output";
+  let description = [{
+    The CUDA target's kernel for Softmax, LayerNorm, RMSNorm and Reduce*, on
+    bufferized code with static shapes, before `mp-map-to-gpu`. A
+    `linalg.generic` that folds one f32 or i32 value per iteration into its
+    accumulator with an associative combiner (`addf`, `mulf`, `maximumf`,
+    `minimumf`, `maxnumf`, `minnumf`, integer add/mul/min/max/and/or/xor),
+    whatever elementwise computation fusion folded in front of it, becomes a
+    `gpu.launch` with one block per output element: the threads stride over
+    the reduced elements folding their share in registers, then
+    `gpu.all_reduce` combines the partials (warp shuffles, then shared
+    memory across warps) and thread 0 folds the total into the output.
+
+    It applies when at least `min-reduction` elements are reduced and the
+    innermost reduction dim is the innermost, unit-stride index of every
+    input that depends on the reduction, so consecutive threads read
+    consecutive addresses (rows of a LayerNorm, the last axis of a
+    Softmax). Otherwise one thread per output, as `mp-map-to-gpu` maps it,
+    is the coalesced choice and the op is left alone.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Most threads per block (a multiple of 32, at most 1024)">,
+    Option<"minReduction", "min-reduction", "int64_t", /*default=*/"32",
+           "Fewest reduced elements per output to use a block">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::affine::AffineDialect",
+  ];
+}
+
+def MapToGpu : Pass<"mp-map-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Turn bufferized linalg ops into GPU-mapped parallel loops";
+  let description = [{
+    The host side of the CUDA target, on bufferized code. Every linalg op
+    becomes one kernel: its parallel loops are collapsed into one index
+    that is split into blocks of `block-size` threads (`scf.parallel` loops
+    mapped to `block_x` and `thread_x`, ready for
+    `convert-parallel-loops-to-gpu`), and its reduction loops run inside
+    each thread, after the parallel ones. Ops without a parallel loop (full
+    reductions, rank-0 ops) run on one thread. Bounds known only at run
+    time (dynamic shapes) give a grid computed on the host at run time, of
+    at least one block. Host `memref.copy` becomes `linalg.copy` first, so
+    it is a kernel too, and `memref.reshape` with a static result becomes
+    `memref.reinterpret_cast`, so no host code reads a shape buffer.
+
+    In a CUDA library every buffer lives in device memory. Code that would
+    read or write a buffer on the host (a `memref.load` outside any loop,
+    such as the condition of an ONNX `If`, or a reshape whose target shape
+    was computed in a buffer) is reported by op and node: the CUDA target
+    does not support it yet. The only exceptions are the lists of buffer
+    addresses and ownership flags that lowering `bufferization.dealloc`
+    leaves for host code, which become host stack allocations.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (at most 1024)">,
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::linalg::LinalgDialect",
+  ];
+}
+
+def MergeGpuModules : Pass<"mp-merge-gpu-modules", "mlir::ModuleOp"> {
+  let summary = "Move every outlined kernel into one gpu.module";
+  let description = [{
+    Runs after `gpu-kernel-outlining`, before targets are attached. Every
+    kernel moves into one `gpu.module` (named `module-name`), taking the
+    name of the module it came from, which is unique; `gpu.launch_func`
+    ops follow. One module becomes one binary: ptxas runs once per
+    architecture instead of once per kernel, and the runtime loads one
+    module per library instead of one per kernel.
+  }];
+  let options = [
+    Option<"moduleName", "module-name", "std::string", /*default=*/"\"mp_kernels\"",
+           "Name of the merged gpu.module">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def BindCudaRuntime : Pass<"mp-bind-cuda-runtime", "mlir::ModuleOp"> {
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let summary = "Point host buffers and constants at the mp CUDA runtime";
+  let description = [{
+    Runs on the host code of the CUDA target after it reached the LLVM
+    dialect. Buffers allocated through `_mlir_memref_to_llvm_alloc` /
+    `_mlir_memref_to_llvm_free` (finalize-memref-to-llvm with generic
+    functions) come from `mp_cuda_memref_alloc` / `mp_cuda_memref_free`,
+    the runtime's pool of device memory. Every address taken of a constant
+    global (weights, small constants) becomes
+    `mp_cuda_constant(host_address, bytes)`, which uploads the data once
+    per process and returns its device copy. Kernels thus only ever see
+    device pointers.
+  }];
+}
+
+def PackGpuBinaries : Pass<"mp-pack-gpu-binaries", "mlir::ModuleOp"> {
+  let summary = "Pack the per-architecture objects of each gpu.binary into one";
+  let description = [{
+    `gpu-module-to-binary` gives a `gpu.binary` one object per target
+    (`sm_80`, `sm_90`, ...), but the host lowering embeds only one. This
+    pass replaces them with a single object holding an `MPGPUBIN` container
+    (runtime/include/mp/gpu_binary.h) of every cubin, from which the mp
+    runtime's `mgpuModuleLoad` picks the image for the device it runs on.
+  }];
+}
+
+#endif // MP_CODEGEN_CUDA_PASSES_TD

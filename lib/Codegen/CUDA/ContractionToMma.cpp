@@ -1,0 +1,392 @@
+//===- ContractionToMma.cpp - f16 contractions on Tensor Cores ------------===//
+//
+// A bufferized linalg.generic that accumulates products of two f16 values
+// into an f32 buffer (MatMul, Gemm, batched MatMul, attention's Q.K^T and
+// P.V, with any elementwise prologue the fusion pass folded into either
+// side) becomes one kernel of warp tiles: each warp owns 16 rows x 8*nSub
+// columns of the result and walks the reduction 16 at a time with
+// `nvgpu.mma.sync` (m16n8k16, f16 x f16 -> f32), i.e.
+// `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` in PTX.
+//
+// Fragments are gathered straight from global memory following the PTX
+// fragment layout (lane = 4 * group + thread-in-group), so the prologue is
+// evaluated on each element as it is loaded. Edges that do not fill a tile
+// read zeros and skip their stores, so every shape is exact.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mp/Codegen/CUDA/Passes.h"
+
+#include "GenericBody.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mp {
+#define GEN_PASS_DEF_CONTRACTIONTOMMA
+#include "mp/Codegen/CUDA/Passes.h.inc"
+} // namespace mp
+
+using namespace mlir;
+using namespace mp;
+
+namespace {
+
+constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16, kWarpSize = 32;
+
+/// A generic recognized as `out += extf(lhs) * extf(rhs)` with loop dims
+/// split into batch (both sides), m (lhs only), n (rhs only) and the
+/// reduction dims k (several for a convolution: channels and taps, an
+/// implicit GEMM). Rows, columns and the reduction index are row-major over
+/// their group of dims.
+struct Contraction {
+  linalg::GenericOp op;
+  BodySlice lhs, rhs;
+  SmallVector<unsigned> batch, m, n, k;
+  SmallVector<int64_t> sizes; // static loop ranges
+  int64_t size(ArrayRef<unsigned> dims) const { return extentOf(dims, sizes); }
+};
+
+/// The f16 operand of an `arith.extf` to f32.
+Value extendedHalf(Value v) {
+  auto ext = v.getDefiningOp<arith::ExtFOp>();
+  if (!ext || !ext.getIn().getType().isF16() || !ext.getType().isF32())
+    return nullptr;
+  return ext.getIn();
+}
+
+FailureOr<Contraction> matchContraction(linalg::GenericOp op) {
+  FailureOr<SmallVector<int64_t>> sizes = staticSingleOutputRanges(op);
+  if (failed(sizes))
+    return failure();
+  OpOperand *init = op.getDpsInitOperand(0);
+  auto outType = dyn_cast<MemRefType>(init->get().getType());
+  if (!outType || !outType.getElementType().isF32())
+    return failure();
+  Contraction c;
+  c.op = op;
+  c.sizes = std::move(*sizes);
+  for (auto [d, kind] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (kind == utils::IteratorType::reduction)
+      c.k.push_back(d);
+  if (c.k.empty())
+    return failure();
+
+  // yield (extf(a) * extf(b)) + out, with `out` used nowhere else.
+  Block *body = op.getBody();
+  BlockArgument out = op.getMatchingBlockArgument(init);
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || !out.hasOneUse())
+    return failure();
+  Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
+  if (product == out || (add.getLhs() != out && add.getRhs() != out))
+    return failure();
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul || mul->getBlock() != body)
+    return failure();
+  Value a = extendedHalf(mul.getLhs()), b = extendedHalf(mul.getRhs());
+  if (!a || !b)
+    return failure();
+  FailureOr<BodySlice> lhs = sliceBody(op, a), rhs = sliceBody(op, b);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  c.lhs = std::move(*lhs);
+  c.rhs = std::move(*rhs);
+  for (unsigned d : c.k)
+    if (!c.lhs.dims.test(d) || !c.rhs.dims.test(d))
+      return failure();
+
+  // The result is indexed by every parallel dim, each once.
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  if (!outMap.isProjectedPermutation() ||
+      outMap.getNumResults() != op.getNumParallelLoops())
+    return failure();
+  for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d) {
+    if (llvm::is_contained(c.k, d))
+      continue;
+    bool inLhs = c.lhs.dims.test(d), inRhs = c.rhs.dims.test(d);
+    (inLhs && !inRhs ? c.m : !inLhs && inRhs ? c.n : c.batch).push_back(d);
+  }
+  return c;
+}
+
+/// Builds the kernel of one contraction. Loop-dim values are gathered in a
+/// `point` (one index Value per loop dim) from which each operand's indices
+/// follow through its indexing map.
+class MmaKernelBuilder : public IndexBuilder {
+public:
+  MmaKernelBuilder(Contraction c, OpBuilder &b, int64_t warpsPerBlock,
+                   int64_t maxNSub)
+      : IndexBuilder(b, c.op.getLoc()), c(c), warpsPerBlock(warpsPerBlock) {
+    M = c.size(c.m);
+    N = c.size(c.n);
+    K = c.size(c.k);
+    nSub = std::clamp<int64_t>(llvm::divideCeil(N, kMmaN), 1, maxNSub);
+    mTiles = llvm::divideCeil(M, kMmaM);
+    nTiles = llvm::divideCeil(N, kMmaN * nSub);
+    kTiles = llvm::divideCeil(K, kMmaK);
+  }
+
+  void build() {
+    int64_t tiles = c.size(c.batch) * mTiles * nTiles;
+    int64_t warps = std::min(warpsPerBlock, tiles);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, idx(llvm::divideCeil(tiles, warps)), idx(1), idx(1),
+        idx(warps * kWarpSize), idx(1), idx(1));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    gpu::TerminatorOp::create(b, loc);
+    b.setInsertionPointToStart(&launch.getBody().front());
+
+    Value tid = launch.getThreadIds().x, bid = launch.getBlockIds().x;
+    Value tile = add(mul(bid, idx(warps)), div(tid, kWarpSize));
+    Value lane = rem(tid, kWarpSize);
+    group = div(lane, 4);
+    inGroup = rem(lane, 4);
+    // Whole warps drop out together, so mma.sync stays warp-uniform.
+    auto inRange = scf::IfOp::create(b, loc, lt(tile, tiles), false);
+    b.setInsertionPointToStart(inRange.thenBlock());
+
+    Value nTile = rem(tile, nTiles), rest = div(tile, nTiles);
+    Value mTile = rem(rest, mTiles);
+    Value batchIndex = div(rest, mTiles);
+    base = SmallVector<Value>(c.sizes.size(), idx(0));
+    delinearize(c.batch, c.sizes, batchIndex, base);
+
+    // Rows g and g + 8 of the 16-row tile; columns per 8-wide subtile.
+    Value row0 = add(mul(mTile, idx(kMmaM)), group);
+    rows = {row0, add(row0, idx(8))};
+    Value nBase = mul(nTile, idx(kMmaN * nSub));
+    SmallVector<Value> accs;
+    for (int64_t j = 0; j < nSub; ++j) {
+      Value col0 = add(add(nBase, idx(j * kMmaN)), mul(inGroup, idx(2)));
+      cols.push_back({col0, add(col0, idx(1))});
+      accs.push_back(loadAccumulator(j));
+    }
+
+    auto loop = scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1), accs);
+    b.setInsertionPointToStart(loop.getBody());
+    Value k0 = add(mul(loop.getInductionVar(), idx(kMmaK)),
+                   mul(inGroup, idx(2)));
+    Value aFrag = lhsFragment(k0);
+    SmallVector<Value> next;
+    for (int64_t j = 0; j < nSub; ++j) {
+      Value n = add(add(nBase, idx(j * kMmaN)), group);
+      next.push_back(nvgpu::MmaSyncOp::create(
+          b, loc, aFrag, rhsFragment(k0, n), loop.getRegionIterArgs()[j],
+          ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK}));
+    }
+    scf::YieldOp::create(b, loc, next);
+    b.setInsertionPointAfter(loop);
+    for (int64_t j = 0; j < nSub; ++j)
+      storeAccumulator(j, loop.getResult(j));
+  }
+
+private:
+  Value both(Value x, Value y) {
+    if (!x)
+      return y;
+    return y ? arith::AndIOp::create(b, loc, x, y).getResult() : x;
+  }
+
+  /// A guard for `value < bound` when the tiling can overshoot (`extent` is
+  /// not a multiple of the tile); null when it cannot.
+  Value guard(Value value, int64_t bound, int64_t tile) {
+    return bound % tile == 0 ? Value() : lt(value, bound);
+  }
+  /// `value` where `ok` holds, 0 elsewhere (so reads stay in bounds).
+  Value clamp(Value value, Value ok) {
+    if (!value || !ok)
+      return value;
+    return arith::SelectOp::create(b, loc, ok, value, idx(0));
+  }
+
+  /// The f16 value of `factor` at `point`, or 0 where `ok` is false.
+  Value evaluate(const BodySlice &factor, ArrayRef<Value> point, Value ok) {
+    Value v = evaluateSlice(b, loc, c.op, factor, point);
+    if (!ok)
+      return v;
+    Value zero = arith::ConstantOp::create(b, loc, b.getF16FloatAttr(0));
+    return arith::SelectOp::create(b, loc, ok, v, zero);
+  }
+
+  SmallVector<Value> indices(OpOperand &operand, ArrayRef<Value> point) {
+    return operandIndices(b, loc, c.op, operand, point);
+  }
+
+  /// A point at flattened row `m` / column `n` / reduction index `k`;
+  /// out-of-range indices are clamped to 0 (their values are masked).
+  SmallVector<Value> pointAt(Value m, Value n, Value k) {
+    SmallVector<Value> point = base;
+    if (m)
+      delinearize(c.m, c.sizes, m, point);
+    if (n)
+      delinearize(c.n, c.sizes, n, point);
+    if (k)
+      delinearize(c.k, c.sizes, k, point);
+    return point;
+  }
+
+  /// vector<2 x type> of two scalars.
+  Value pair(Value x, Value y) {
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, x.getType()), ValueRange{x, y});
+  }
+
+  /// vector<rows x 2 x type> from rows of vector<2 x type>.
+  Value pack(ArrayRef<Value> regs) {
+    auto rowType = cast<VectorType>(regs.front().getType());
+    auto type = VectorType::get({(int64_t)regs.size(), 2},
+                                rowType.getElementType());
+    Value frag = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+    for (auto [i, row] : llvm::enumerate(regs))
+      frag = vector::InsertOp::create(b, loc, row, frag, (int64_t)i);
+    return frag;
+  }
+
+  /// Whether `f` is an input read as is whose two values at reduction
+  /// indices k, k+1 (k even) are adjacent and 4-byte aligned: an
+  /// identity-layout buffer of even rows whose innermost index is the
+  /// innermost reduction dim, of even size.
+  bool loadsPairs(const BodySlice &f) {
+    auto arg = dyn_cast<BlockArgument>(f.value);
+    if (!arg || !f.ops.empty())
+      return false;
+    OpOperand *operand = c.op.getDpsInputOperand(arg.getArgNumber());
+    auto type = dyn_cast<MemRefType>(operand->get().getType());
+    AffineMap map = c.op.getMatchingIndexingMap(operand);
+    auto inner = dyn_cast_or_null<AffineDimExpr>(
+        map.getNumResults() ? map.getResults().back() : AffineExpr());
+    return type && type.getLayout().isIdentity() && type.hasStaticShape() &&
+           inner && inner.getPosition() == c.k.back() &&
+           c.sizes[c.k.back()] % 2 == 0 && type.getShape().back() % 2 == 0;
+  }
+
+  /// The values of `f` at reduction indices k, k+1 (k even) in row `m` or
+  /// column `n`, as vector<2xf16>; zeros where `outerOk` (the row/column
+  /// guard) or the reduction bound fails. K is even whenever pairs are
+  /// loaded, so both indices are in range or neither is.
+  Value factorPair(const BodySlice &f, Value m, Value n, Value k, Value outerOk) {
+    if (loadsPairs(f)) {
+      Value ok = both(outerOk, guard(k, K, kMmaK));
+      OpOperand *operand =
+          c.op.getDpsInputOperand(cast<BlockArgument>(f.value).getArgNumber());
+      SmallVector<Value> point =
+          pointAt(clamp(m, ok), clamp(n, ok), clamp(k, ok));
+      auto type = VectorType::get({2}, b.getF16Type());
+      Value v = vector::LoadOp::create(b, loc, type, operand->get(),
+                                       indices(*operand, point),
+                                       /*nontemporal=*/false,
+                                       /*alignment=*/llvm::MaybeAlign(4));
+      if (!ok)
+        return v;
+      Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+      return arith::SelectOp::create(b, loc, ok, v, zero);
+    }
+    std::array<Value, 2> values;
+    for (int64_t e = 0; e < 2; ++e) {
+      Value ke = add(k, idx(e));
+      Value ok = both(outerOk, guard(ke, K, kMmaK));
+      values[e] = evaluate(f, pointAt(clamp(m, ok), clamp(n, ok), clamp(ke, ok)),
+                           ok);
+    }
+    return pair(values[0], values[1]);
+  }
+
+  /// A: registers (g, k0..k0+1), (g+8, k0..), (g, k0+8..), (g+8, k0+8..).
+  Value lhsFragment(Value k0) {
+    SmallVector<Value> regs;
+    for (int64_t kOff : {0, 8})
+      for (Value row : rows)
+        regs.push_back(factorPair(c.lhs, row, {}, add(k0, idx(kOff)),
+                                  guard(row, M, kMmaM)));
+    return pack(regs);
+  }
+
+  /// B (column n = group): registers (k0..k0+1, n), (k0+8..k0+9, n).
+  Value rhsFragment(Value k0, Value n) {
+    SmallVector<Value> regs;
+    for (int64_t kOff : {0, 8})
+      regs.push_back(factorPair(c.rhs, {}, n, add(k0, idx(kOff)),
+                                guard(n, N, kMmaN * nSub)));
+    return pack(regs);
+  }
+
+  /// Runs `body(row, col, rowIndex, colIndex)` for the 4 accumulator
+  /// elements of subtile `j`: (g, 2t..2t+1) and (g+8, 2t..2t+1).
+  template <typename Fn> void forEachAccumulator(int64_t j, Fn body) {
+    for (auto [r, row] : llvm::enumerate(rows))
+      for (auto [e, col] : llvm::enumerate(cols[j]))
+        body(r, e, row, col);
+  }
+
+  Value loadAccumulator(int64_t j) {
+    OpOperand *init = c.op.getDpsInitOperand(0);
+    std::array<std::array<Value, 2>, 2> values;
+    forEachAccumulator(j, [&](size_t r, size_t e, Value row, Value col) {
+      Value ok = both(guard(row, M, kMmaM), guard(col, N, kMmaN * nSub));
+      values[r][e] = memref::LoadOp::create(
+          b, loc, init->get(),
+          indices(*init, pointAt(clamp(row, ok), clamp(col, ok), {})));
+    });
+    return pack({pair(values[0][0], values[0][1]),
+                 pair(values[1][0], values[1][1])});
+  }
+
+  void storeAccumulator(int64_t j, Value acc) {
+    OpOperand *init = c.op.getDpsInitOperand(0);
+    forEachAccumulator(j, [&](size_t r, size_t e, Value row, Value col) {
+      Value v = vector::ExtractOp::create(
+          b, loc, acc, ArrayRef<int64_t>{(int64_t)r, (int64_t)e});
+      OpBuilder::InsertionGuard insertion(b);
+      if (Value ok =
+              both(guard(row, M, kMmaM), guard(col, N, kMmaN * nSub))) {
+        auto inside = scf::IfOp::create(b, loc, ok, false);
+        b.setInsertionPointToStart(inside.thenBlock());
+      }
+      memref::StoreOp::create(b, loc, v, init->get(),
+                              indices(*init, pointAt(row, col, {})));
+    });
+  }
+
+  Contraction c;
+  int64_t warpsPerBlock;
+  int64_t M, N, K, nSub, mTiles, nTiles, kTiles;
+  Value group, inGroup;
+  SmallVector<Value> base, rows;
+  SmallVector<std::array<Value, 2>> cols;
+};
+
+struct ContractionToMmaPass
+    : public mp::impl::ContractionToMmaBase<ContractionToMmaPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (warpsPerBlock < 1 || warpsPerBlock > 32 || subtiles < 1) {
+      getOperation().emitError("mp-contraction-to-mma: warps-per-block must "
+                               "be in [1, 32] and subtiles at least 1");
+      return signalPassFailure();
+    }
+    SmallVector<Contraction, 4> found;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (inKernel(op))
+        return;
+      if (FailureOr<Contraction> c = matchContraction(op); succeeded(c))
+        found.push_back(*c);
+    });
+    for (Contraction &c : found) {
+      OpBuilder b(c.op);
+      MmaKernelBuilder(c, b, warpsPerBlock, subtiles).build();
+      c.op.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,262 @@
+//===- ReductionToGpu.cpp - block-wide reductions along rows --------------===//
+//
+// A bufferized linalg.generic that folds one value per iteration into its
+// accumulator with an associative combiner (the sums, maxima and means of
+// Softmax, LayerNorm, RMSNorm and Reduce*) becomes one thread block per
+// output: the threads stride over the reduced elements, each folding its
+// share in registers, and `gpu.all_reduce` combines the partials (warp
+// shuffles, then shared memory across warps). Chosen when the innermost
+// reduction dim is the innermost index of every input it reads, so that
+// consecutive threads read consecutive addresses; otherwise one thread per
+// output (mp-map-to-gpu) is the coalesced mapping and is kept.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mp/Codegen/CUDA/Passes.h"
+
+#include "GenericBody.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mp {
+#define GEN_PASS_DEF_REDUCTIONTOGPU
+#include "mp/Codegen/CUDA/Passes.h.inc"
+} // namespace mp
+
+using namespace mlir;
+using namespace mp;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+
+/// `out = combiner(out, element)` over the reduction dims of `op`.
+struct Reduction {
+  linalg::GenericOp op;
+  BodySlice element;
+  Operation *combiner;
+  gpu::AllReduceOperation kind;
+  SmallVector<unsigned> parallel, reduction;
+  SmallVector<int64_t> sizes;
+  int64_t size(ArrayRef<unsigned> dims) const { return extentOf(dims, sizes); }
+};
+
+/// The all-reduce kind of a combiner op, if it is one.
+std::optional<gpu::AllReduceOperation> reductionKind(Operation *op) {
+  using K = gpu::AllReduceOperation;
+  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
+      .Case([](arith::AddFOp) { return K::ADD; })
+      .Case([](arith::AddIOp) { return K::ADD; })
+      .Case([](arith::MulFOp) { return K::MUL; })
+      .Case([](arith::MulIOp) { return K::MUL; })
+      .Case([](arith::MaximumFOp) { return K::MAXIMUMF; })
+      .Case([](arith::MinimumFOp) { return K::MINIMUMF; })
+      .Case([](arith::MaxNumFOp) { return K::MAXNUMF; })
+      .Case([](arith::MinNumFOp) { return K::MINNUMF; })
+      .Case([](arith::MaxSIOp) { return K::MAXSI; })
+      .Case([](arith::MinSIOp) { return K::MINSI; })
+      .Case([](arith::MaxUIOp) { return K::MAXUI; })
+      .Case([](arith::MinUIOp) { return K::MINUI; })
+      .Case([](arith::AndIOp) { return K::AND; })
+      .Case([](arith::OrIOp) { return K::OR; })
+      .Case([](arith::XOrIOp) { return K::XOR; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// The value that leaves any other unchanged under `kind`.
+TypedAttr identity(OpBuilder &b, gpu::AllReduceOperation kind, Type type) {
+  using K = gpu::AllReduceOperation;
+  if (auto f = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &sem = f.getFloatSemantics();
+    switch (kind) {
+    case K::MUL:
+      return b.getFloatAttr(f, 1.0);
+    case K::MAXIMUMF:
+    case K::MAXNUMF:
+      return b.getFloatAttr(f, APFloat::getInf(sem, /*Negative=*/true));
+    case K::MINIMUMF:
+    case K::MINNUMF:
+      return b.getFloatAttr(f, APFloat::getInf(sem, /*Negative=*/false));
+    default:
+      return b.getFloatAttr(f, 0.0);
+    }
+  }
+  unsigned width = type.getIntOrFloatBitWidth();
+  switch (kind) {
+  case K::MUL:
+    return b.getIntegerAttr(type, 1);
+  case K::MAXSI:
+    return b.getIntegerAttr(type, APInt::getSignedMinValue(width));
+  case K::MINSI:
+    return b.getIntegerAttr(type, APInt::getSignedMaxValue(width));
+  case K::MINUI:
+  case K::AND:
+    return b.getIntegerAttr(type, APInt::getAllOnes(width));
+  default:
+    return b.getIntegerAttr(type, 0);
+  }
+}
+
+/// Whether consecutive reduction indices read consecutive addresses of
+/// every input the element reads (or the same address, for inputs that do
+/// not depend on the reduction).
+bool readsAlongRows(Reduction &r) {
+  unsigned inner = r.reduction.back();
+  for (unsigned input : r.element.inputs) {
+    OpOperand *operand = r.op.getDpsInputOperand(input);
+    auto type = dyn_cast<MemRefType>(operand->get().getType());
+    AffineMap map = r.op.getMatchingIndexingMap(operand);
+    bool dependsOnReduction = llvm::any_of(r.reduction, [&](unsigned d) {
+      return map.isFunctionOfDim(d);
+    });
+    if (!dependsOnReduction)
+      continue;
+    int64_t offset;
+    SmallVector<int64_t> strides;
+    if (!type || map.getNumResults() == 0 ||
+        failed(type.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1)
+      return false;
+    auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+    if (!last || last.getPosition() != inner)
+      return false;
+  }
+  return true;
+}
+
+FailureOr<Reduction> matchReduction(linalg::GenericOp op,
+                                    int64_t minReduction) {
+  FailureOr<SmallVector<int64_t>> sizes = staticSingleOutputRanges(op);
+  if (failed(sizes))
+    return failure();
+  Reduction r;
+  r.op = op;
+  r.sizes = std::move(*sizes);
+  for (auto [d, kind] : llvm::enumerate(op.getIteratorTypesArray()))
+    (kind == utils::IteratorType::reduction ? r.reduction : r.parallel)
+        .push_back(d);
+  if (r.reduction.empty() || r.size(r.reduction) < minReduction)
+    return failure();
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  if (!outMap.isProjectedPermutation() ||
+      outMap.getNumResults() != r.parallel.size())
+    return failure();
+
+  // yield combiner(out, element), `out` used nowhere else; f32 or i32 (the
+  // types warp shuffles carry).
+  BlockArgument out = op.getMatchingBlockArgument(init);
+  Type type = out.getType();
+  if (!type.isF32() && !type.isInteger(32))
+    return failure();
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  Operation *combiner = yield.getOperand(0).getDefiningOp();
+  if (!combiner || combiner->getBlock() != op.getBody() ||
+      combiner->getNumOperands() != 2 || !out.hasOneUse() ||
+      out.getUses().begin()->getOwner() != combiner)
+    return failure();
+  std::optional<gpu::AllReduceOperation> kind = reductionKind(combiner);
+  if (!kind)
+    return failure();
+  Value element = combiner->getOperand(0) == out ? combiner->getOperand(1)
+                                                 : combiner->getOperand(0);
+  FailureOr<BodySlice> slice = sliceBody(op, element);
+  if (failed(slice))
+    return failure();
+  r.element = std::move(*slice);
+  r.combiner = combiner;
+  r.kind = *kind;
+  if (!readsAlongRows(r))
+    return failure();
+  return r;
+}
+
+/// One block per output: threads stride over the reduction, fold their
+/// share, all-reduce, and thread 0 folds the total into the output.
+void buildBlockReduction(Reduction &r, int64_t maxThreads) {
+  OpBuilder b(r.op);
+  Location loc = r.op.getLoc();
+  IndexBuilder ib(b, loc);
+  int64_t total = r.size(r.reduction);
+  int64_t threads =
+      std::min<int64_t>(maxThreads, llvm::alignTo(total, kWarpSize));
+  auto launch = gpu::LaunchOp::create(b, loc, ib.idx(r.size(r.parallel)),
+                                      ib.idx(1), ib.idx(1), ib.idx(threads),
+                                      ib.idx(1), ib.idx(1));
+  b.setInsertionPointToStart(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value tid = launch.getThreadIds().x;
+  SmallVector<Value> point(r.sizes.size(), ib.idx(0));
+  ib.delinearize(r.parallel, r.sizes, launch.getBlockIds().x, point);
+
+  Type type = r.combiner->getResult(0).getType();
+  Value start = arith::ConstantOp::create(b, loc, identity(b, r.kind, type));
+  auto loop = scf::ForOp::create(b, loc, tid, ib.idx(total), ib.idx(threads),
+                                 ValueRange{start});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> at = point;
+    ib.delinearize(r.reduction, r.sizes, loop.getInductionVar(), at);
+    IRMapping map;
+    map.map(r.element.value, evaluateSlice(b, loc, r.op, r.element, at));
+    map.map(r.op.getMatchingBlockArgument(r.op.getDpsInitOperand(0)),
+            loop.getRegionIterArgs()[0]);
+    scf::YieldOp::create(b, loc, b.clone(*r.combiner, map)->getResults());
+  }
+  Value sum = gpu::AllReduceOp::create(
+      b, loc, loop.getResult(0),
+      gpu::AllReduceOperationAttr::get(b.getContext(), r.kind),
+      /*uniform=*/true);
+
+  auto first = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, ib.idx(0)),
+      /*withElseRegion=*/false);
+  b.setInsertionPointToStart(first.thenBlock());
+  OpOperand *init = r.op.getDpsInitOperand(0);
+  SmallVector<Value> indices = operandIndices(b, loc, r.op, *init, point);
+  IRMapping map;
+  map.map(r.op.getMatchingBlockArgument(init),
+          memref::LoadOp::create(b, loc, init->get(), indices));
+  map.map(r.element.value, sum);
+  memref::StoreOp::create(b, loc, b.clone(*r.combiner, map)->getResult(0),
+                          init->get(), indices);
+}
+
+struct ReductionToGpuPass
+    : public mp::impl::ReductionToGpuBase<ReductionToGpuPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (blockSize < kWarpSize || blockSize > 1024 ||
+        blockSize % kWarpSize != 0) {
+      getOperation().emitError("mp-reduction-to-gpu: block-size must be a "
+                               "multiple of 32 in [32, 1024], not ")
+          << blockSize.getValue();
+      return signalPassFailure();
+    }
+    SmallVector<Reduction, 4> found;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (inKernel(op))
+        return;
+      if (FailureOr<Reduction> r = matchReduction(op, minReduction);
+          succeeded(r))
+        found.push_back(std::move(*r));
+    });
+    for (Reduction &r : found) {
+      buildBlockReduction(r, blockSize);
+      r.op.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,44 @@
+//===- Patterns.h - the pattern sets of mp-lower-to-linalg ------*- C++ -*-===//
+//
+// One populate function per file of this folder, each defined there and
+// declared only here; populateMpToLinalgPatterns (Passes.h) adds them all.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MP_LIB_CONVERSION_MPTOLINALG_PATTERNS_H
+#define MP_LIB_CONVERSION_MPTOLINALG_PATTERNS_H
+
+#include "mp/Conversion/AttentionLowering.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mp {
+
+void populateElementwiseToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateContractionToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateShapeToTensorPatterns(mlir::RewritePatternSet &patterns);
+/// The attention lowerings; `gpuAttention` builds the kernels of
+/// AttentionLowering::GpuFlash. ONNX Attention (and mp.attention):
+void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                       AttentionLowering attention,
+                                       GpuAttentionBuilder gpuAttention);
+/// com.microsoft Attention and MultiHeadAttention:
+void populateContribAttentionToLinalgPatterns(
+    mlir::RewritePatternSet &patterns, AttentionLowering attention,
+    GpuAttentionBuilder gpuAttention);
+/// com.microsoft GroupQueryAttention:
+void populateGroupQueryAttentionToLinalgPatterns(
+    mlir::RewritePatternSet &patterns, AttentionLowering attention,
+    GpuAttentionBuilder gpuAttention);
+/// ONNX and com.microsoft RotaryEmbedding:
+void populateRotaryToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateResizeToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateTrainingToLinalgPatterns(mlir::RewritePatternSet &patterns);
+
+} // namespace mp
+
+#endif // MP_LIB_CONVERSION_MPTOLINALG_PATTERNS_H
