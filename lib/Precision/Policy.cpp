@@ -12,10 +12,6 @@ using llvm::Twine;
 using llvm::json::Object;
 using llvm::json::Value;
 
-StringRef mp::stringifyCompute(Compute c) {
-  return c == Compute::F16 ? "f16" : "f32";
-}
-
 PrecisionPolicy PrecisionPolicy::builtin() {
   PrecisionPolicy p;
   for (const DefaultPolicyEntry &e : defaultPolicyTable())

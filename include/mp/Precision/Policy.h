@@ -28,8 +28,6 @@ namespace mp {
 /// The element type an op computes in.
 enum class Compute { F16, F32 };
 
-llvm::StringRef stringifyCompute(Compute c);
-
 /// One row of the built-in policy.
 struct DefaultPolicyEntry {
   /// ONNX op type (default domain or com.microsoft).

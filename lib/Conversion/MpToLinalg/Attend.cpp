@@ -25,6 +25,7 @@
 #include <cmath>
 
 using namespace mlir;
+using namespace mp;
 using namespace mp::lowering;
 
 

@@ -22,6 +22,7 @@ namespace mp::lowering {
 
 using mlir::Location;
 using mlir::OpBuilder;
+using mlir::RankedTensorType;
 using mlir::Value;
 
 /// `x` [a, b, c, d] transposed to [a, c, b, d] (batch and sequence dims

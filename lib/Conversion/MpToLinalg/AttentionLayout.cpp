@@ -17,6 +17,7 @@
 #include <cmath>
 
 using namespace mlir;
+using namespace mp;
 using namespace mp::lowering;
 
 namespace mp::lowering {
