@@ -146,8 +146,9 @@ fakeTrace(const char *what, const char *fmt, ...) {
 
 static char lastError[4096];
 
-/// The text cuGetErrorString gives for the next launch failure or missing
-/// binary (until the next module load or launch clears it); NULL clears.
+/// The text cuGetErrorString gives for a launch failure or a missing binary
+/// until the next call; NULL clears it (a flavour that sets it clears it
+/// at every module load and launch).
 __attribute__((unused)) static void fakeSetError(const char *message) {
   snprintf(lastError, sizeof lastError, "%s", message ? message : "");
 }
