@@ -175,10 +175,12 @@ static CUresult failCode(const char *name) {
 
 // --- Errors, device, context -----------------------------------------------
 
-static const struct {
+typedef struct {
   CUresult code;
   const char *name, *text;
-} errors[] = {
+} ErrorInfo;
+
+static const ErrorInfo errors[] = {
     {kSuccess, "CUDA_SUCCESS", "no error"},
     {kInvalidValue, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
     {kOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
@@ -191,14 +193,18 @@ static const struct {
     {kUnknown, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
-CUresult cuGetErrorName(CUresult error, const char **name) {
+/// The entry of `error`, or NULL for a code the fake does not know.
+static const ErrorInfo *errorInfo(CUresult error) {
   for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); ++i)
-    if (errors[i].code == error) {
-      *name = errors[i].name;
-      return kSuccess;
-    }
-  *name = NULL;
-  return kInvalidValue;
+    if (errors[i].code == error)
+      return &errors[i];
+  return NULL;
+}
+
+CUresult cuGetErrorName(CUresult error, const char **name) {
+  const ErrorInfo *info = errorInfo(error);
+  *name = info ? info->name : NULL;
+  return info ? kSuccess : kInvalidValue;
 }
 
 CUresult cuGetErrorString(CUresult error, const char **text) {
@@ -206,13 +212,9 @@ CUresult cuGetErrorString(CUresult error, const char **text) {
     *text = lastError;
     return kSuccess;
   }
-  for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); ++i)
-    if (errors[i].code == error) {
-      *text = errors[i].text;
-      return kSuccess;
-    }
-  *text = NULL;
-  return kInvalidValue;
+  const ErrorInfo *info = errorInfo(error);
+  *text = info ? info->text : NULL;
+  return info ? kSuccess : kInvalidValue;
 }
 
 CUresult cuInit(unsigned int flags) {
