@@ -27,6 +27,8 @@ from .ptx import Kernel, PtxError, parse_module
 from .simt import EmulationError, Memory, Stats
 
 SOURCE = Path(__file__).with_name("emu_driver.c")
+# The shared fake driver emu_driver.c includes (see _fake_driver_dir).
+FAKE_DRIVER = Path("runtime", "fake", "fake_driver.c")
 
 _LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_char_p,
                            ctypes.POINTER(ctypes.c_uint), ctypes.c_uint,
@@ -34,9 +36,26 @@ _LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.c_void_p, ctype
 _LAUNCH_FAILED = 719
 
 
+def _fake_driver_dir() -> Path:
+    """The folder of the shared fake driver: $MP_FAKE_DRIVER_DIR, else
+    runtime/fake of the first folder above this package that has it (the mp
+    source tree, wherever the package sits in it)."""
+    if os.environ.get("MP_FAKE_DRIVER_DIR"):
+        return Path(os.environ["MP_FAKE_DRIVER_DIR"])
+    for root in Path(__file__).resolve().parents:
+        if (root / FAKE_DRIVER).is_file():
+            return (root / FAKE_DRIVER).parent
+    raise RuntimeError(f"mp_emu needs {FAKE_DRIVER} of the mp sources to build its driver: "
+                       "set MP_FAKE_DRIVER_DIR to that folder")
+
+
 def build_driver(out_dir: Path | None = None) -> Path:
     """Compiles emu_driver.c (once per source version) and returns the .so."""
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
+    fake = _fake_driver_dir()
+    # What the driver is built from: this file, the shared core and the
+    # runtime's list of entry points that the core includes.
+    sources = [SOURCE, fake / FAKE_DRIVER.name, fake.parent / "lib" / "CudaSymbols.def"]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:12]
     # A folder of this user's own: a shared one would let another user
     # plant the library this process loads.
     out_dir = out_dir or Path(os.environ.get("MP_EMU_CACHE", tempfile.gettempdir())) / \
@@ -51,7 +70,8 @@ def build_driver(out_dir: Path | None = None) -> Path:
     if not cc:
         raise RuntimeError("mp_emu needs a C compiler (cc, gcc or clang) to build its driver")
     tmp = out.with_suffix(f".{os.getpid()}.tmp")
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(tmp), str(SOURCE)], check=True)
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-I", str(fake), "-o", str(tmp), str(SOURCE)],
+                   check=True)
     tmp.replace(out)
     return out
 

@@ -11,6 +11,7 @@ instruction semantics are checked against numpy on hand-written PTX.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -323,6 +324,111 @@ def test_undefined_behaviour_is_an_error(body, message):
     arrays = [np.zeros(32, np.int32), np.zeros(32, np.int32), np.zeros(31, np.int32)]
     with pytest.raises(EmulationError, match=r"kernel k, PTX line \d+ '.*'.*: " + message):
         _run(ptx, arrays, threads=32)
+
+
+# --- The emulated driver through the mp runtime, on hand-written PTX ----------
+
+# The package the emulator is imported from here (the driver runs in a
+# process of its own: the runtime loads one driver per process).
+EMU_PACKAGE = EmulationError.__module__.rsplit(".", 1)[0]
+
+DRIVER_SCRIPT = """
+import ctypes, sys
+import numpy as np
+from {package} import Emulator
+
+emu = Emulator.install()
+rt = ctypes.CDLL(sys.argv[1])
+P = ctypes.c_void_p
+rt.mgpuModuleLoad.restype = P
+rt.mgpuModuleLoad.argtypes = [P, ctypes.c_size_t]
+rt.mgpuModuleGetFunction.restype = P
+rt.mgpuModuleGetFunction.argtypes = [P, ctypes.c_char_p]
+rt.mgpuMemAlloc.restype = P
+rt.mgpuMemAlloc.argtypes = [ctypes.c_uint64, P, ctypes.c_bool]
+rt.mgpuMemFree.argtypes = [P, P]
+rt.mp_cuda_alloc.restype = P
+rt.mp_cuda_alloc.argtypes = [ctypes.c_size_t]
+for copy in (rt.mp_cuda_copy_to_device, rt.mp_cuda_copy_to_host, rt.mp_cuda_copy_on_device):
+    copy.argtypes = [P, P, ctypes.c_size_t]
+rt.mgpuMemset32.argtypes = [P, ctypes.c_uint, ctypes.c_size_t, P]
+rt.mgpuLaunchKernel.argtypes = [P] + [ctypes.c_ssize_t] * 6 + [ctypes.c_int32, P, P, P,
+                                                                 ctypes.c_size_t]
+rt.mp_last_error.restype = ctypes.c_char_p
+
+
+def report(what):
+    status = rt.mp_cuda_take_status()
+    print(f"{{what}}: {{status}}", rt.mp_last_error().decode() if status else "", flush=True)
+
+
+ptx = sys.stdin.buffer.read() + b"\\0"
+fn = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(ptx, len(ptx)), b"k")
+report("load")
+a, b, out = np.arange(8, dtype=np.float32), np.full(8, 10, np.float32), np.zeros(8, np.float32)
+bufs = [rt.mp_cuda_alloc(32) for _ in range(3)]
+rt.mp_cuda_copy_to_device(bufs[0], a.ctypes.data, 32)
+rt.mp_cuda_copy_to_device(bufs[1], b.ctypes.data, 32)
+
+
+def launch(threads, pointers):
+    cells = [ctypes.c_void_p(p) for p in pointers]
+    params = (P * 3)(*[ctypes.addressof(c) for c in cells])
+    rt.mgpuLaunchKernel(fn, 1, 1, 1, threads, 1, 1, 0, None, params, None, 3)
+
+
+launch(8, bufs)
+rt.mp_cuda_copy_to_host(out.ctypes.data, bufs[2], 32)
+report("add")
+print("sum:", out.tolist())
+rt.mgpuMemset32(bufs[2], 0x3F800000, 8, None)
+rt.mp_cuda_copy_on_device(bufs[0], bufs[2], 32)
+rt.mp_cuda_copy_to_host(out.ctypes.data, bufs[0], 32)
+report("memset")
+print("ones:", out.tolist())
+launch(72, bufs)  # thread 64 stores past the 256 bytes of a pool block
+report("past the end")
+freed = rt.mgpuMemAlloc(32, None, False)
+rt.mgpuMemFree(freed, None)
+launch(8, [bufs[0], freed, bufs[2]])
+report("freed")
+elf = b"\\x7fELF" + bytes(60)
+rt.mgpuModuleLoad(elf, len(elf))
+report("cubin")
+report("capture " + str(rt.mp_cuda_capture_begin()))
+"""
+
+
+def test_emulated_driver_through_the_runtime(tmp_path):
+    """The emulator's driver (the shared fake driver, runtime/fake/) under
+    the runtime's mgpu calls: launches, copies and memsets on its memory, the
+    emulator's errors as the runtime reports them, no CUDA graphs."""
+    runtime = BUILD / "lib" / "libmp_runtime.so"
+    if not runtime.is_file():
+        pytest.skip(f"libmp_runtime.so is not built ({BUILD})")
+    if not (shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")):
+        pytest.skip("no C compiler for the emulated driver")
+    ptx = HEADER.replace(".b32 %r<32>", ".b32 %r<32>;\n  .reg .f32 %f<4>") + """
+  ld.global.f32 %f1, [%rd5];
+  ld.global.f32 %f2, [%rd6];
+  add.f32 %f3, %f1, %f2;
+  st.global.f32 [%rd7], %f3;
+  ret;
+}"""
+    proc = subprocess.run([sys.executable, "-c", DRIVER_SCRIPT.format(package=EMU_PACKAGE),
+                           str(runtime)], input=ptx, env={**ENV, "MP_EMU_CACHE": str(tmp_path)},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = dict(line.split(": ", 1) for line in proc.stdout.splitlines())
+    assert lines["load"] == "0 " and lines["add"] == "0 " and lines["memset"] == "0 "
+    assert lines["sum"] == str([10.0 + i for i in range(8)])
+    assert lines["ones"] == str([1.0] * 8)
+    assert re.search(r"^6 cuLaunchKernel\(kernel 'k', grid 1x1x1, block 72x1x1.*"
+                     r"CUDA_ERROR_LAUNCH_FAILED \(kernel k, .*thread 64: store of 4 bytes .* "
+                     r"0 bytes past the end of the 256-byte device allocation", lines["past the end"])
+    assert "which was freed" in lines["freed"]
+    assert "CUDA_ERROR_NO_BINARY_FOR_GPU (the PTX emulator runs PTX, not cubins" in lines["cubin"]
+    assert "cuStreamBeginCapture_v2 failed: CUDA_ERROR_NOT_SUPPORTED" in lines["capture 6"]
 
 
 # --- Whole libraries through the mp runtime -----------------------------------

@@ -14,13 +14,11 @@
 #include "DeviceMemory.h"
 #include "CudaDriver.h"
 #include "Errors.h"
-#include "Graphs.h"
+#include "SizeClass.h"
+#include "Stream.h"
 
 #include <algorithm>
-#include <atomic>
 #include <dlfcn.h>
-#include "SizeClass.h"
-
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -144,21 +142,6 @@ Constants &constants() {
 
 } // namespace
 
-namespace {
-/// Whether work was queued on the runtime's stream since the context was
-/// last synchronized.
-std::atomic<bool> workQueued{false};
-
-bool synchronize(const char *what) {
-  workQueued.store(false, std::memory_order_relaxed);
-  return check(driver().cuCtxSynchronize(), [&] {
-    return format("cuCtxSynchronize(waiting for the queued kernels before "
-                  "%s; run with MP_CUDA_SYNC=1 to find a failing one)",
-                  what);
-  });
-}
-} // namespace
-
 extern "C" void *mp_cuda_alloc(size_t bytes) { return poolAlloc(bytes); }
 
 extern "C" void mp_cuda_free(void *device) { poolFree(device); }
@@ -206,7 +189,7 @@ extern "C" void mp_cuda_copy_to_host(void *host, const void *device,
   if (bytes == 0 || !enter())
     return;
   // Kernels on any stream must be done; their failures surface here.
-  if (!synchronize("a device-to-host copy"))
+  if (!waitForAllWork("a device-to-host copy"))
     return;
   check(driver().cuMemcpyDtoH_v2(host, reinterpret_cast<CUdeviceptr>(device),
                                  bytes),
@@ -261,18 +244,6 @@ extern "C" void mp_cuda_memory_stats(mp_memory_stats *stats) {
   stats->constant_bytes = 0;
   for (auto &entry : c.copies)
     stats->constant_bytes += entry.second.bytes;
-}
-
-
-void mp::noteQueuedWork() { workQueued.store(true, std::memory_order_relaxed); }
-
-bool mp::finishQueuedWork(const char *what) {
-  return !workQueued.load(std::memory_order_relaxed) || synchronize(what);
-}
-
-void mp::waitForKernels(const char *what) {
-  if (enter())
-    synchronize(what);
 }
 
 void mp::releaseConstantsOf(const void *base) {

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DeviceMemory.h"
 #include "Errors.h"
 #include "Library.h"
+#include "Stream.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -9,15 +9,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Graphs.h"
-#include "DeviceMemory.h"
-
 #include "CudaDriver.h"
+#include "Errors.h"
+#include "Stream.h"
 #include "mp/mlir_abi.h"
 
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 using namespace mp;
@@ -32,18 +30,6 @@ struct mp_cuda_graph {
 
 namespace {
 
-/// The capture in progress (one per process: captures use the one stream).
-struct Capture {
-  std::mutex mutex;
-  bool active = false;
-  std::vector<void *> freed;
-};
-
-Capture &capture() {
-  static Capture *c = new Capture;
-  return *c;
-}
-
 void releaseBuffers(std::vector<void *> &buffers) {
   for (void *buffer : buffers)
     mp_cuda_free(buffer);
@@ -51,21 +37,6 @@ void releaseBuffers(std::vector<void *> &buffers) {
 }
 
 } // namespace
-
-bool mp::capturing() {
-  Capture &c = capture();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  return c.active;
-}
-
-bool mp::deferFreeToCapture(void *device) {
-  Capture &c = capture();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  if (!c.active || !device)
-    return false;
-  c.freed.push_back(device);
-  return true;
-}
 
 extern "C" int mp_cuda_graphs_enabled(void) {
   static const bool enabled = [] {
@@ -76,43 +47,31 @@ extern "C" int mp_cuda_graphs_enabled(void) {
 }
 
 extern "C" mp_status mp_cuda_capture_begin(void) {
-  void *stream = mgpuStreamCreate();
+  CUstream stream = runStream();
   if (!stream || !enter())
     return stickyStatus();
-  Capture &c = capture();
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    if (c.active)
-      return setError(MP_ERROR_INVALID, "mp_cuda_capture_begin: a capture "
-                                        "is already in progress");
-  }
-  if (!check(driver().cuStreamBeginCapture_v2(static_cast<CUstream>(stream),
+  if (capturing())
+    return setError(MP_ERROR_INVALID, "mp_cuda_capture_begin: a capture is "
+                                      "already in progress");
+  if (!check(driver().cuStreamBeginCapture_v2(stream,
                                               CU_STREAM_CAPTURE_MODE_RELAXED),
              [] { return std::string("cuStreamBeginCapture_v2"); }))
     return stickyStatus();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  c.active = true;
+  captureStarted();
   return MP_OK;
 }
 
 extern "C" mp_cuda_graph *mp_cuda_capture_end(void) {
-  Capture &c = capture();
   auto graph = new mp_cuda_graph;
-  {
-    std::lock_guard<std::mutex> lock(c.mutex);
-    if (!c.active) {
-      delete graph;
-      setError(MP_ERROR_INVALID, "mp_cuda_capture_end: no capture");
-      return nullptr;
-    }
-    c.active = false;
-    graph->buffers.swap(c.freed);
+  if (!captureEnded(graph->buffers)) {
+    delete graph;
+    setError(MP_ERROR_INVALID, "mp_cuda_capture_end: no capture");
+    return nullptr;
   }
-  void *stream = mgpuStreamCreate();
+  CUstream stream = runStream();
   // A capture ends even after a failure inside it (the stream must leave
   // capture mode); the failure is then reported and nothing is kept.
-  CUresult ended =
-      driver().cuStreamEndCapture(static_cast<CUstream>(stream), &graph->graph);
+  CUresult ended = driver().cuStreamEndCapture(stream, &graph->graph);
   bool ok = stickyStatus() == MP_OK &&
             check(ended, [] { return std::string("cuStreamEndCapture"); }) &&
             check(driver().cuGraphInstantiateWithFlags(&graph->exec,
@@ -128,8 +87,7 @@ extern "C" mp_cuda_graph *mp_cuda_capture_end(void) {
 extern "C" void mp_cuda_graph_launch(mp_cuda_graph *graph) {
   if (!graph || !enter())
     return;
-  if (check(driver().cuGraphLaunch(graph->exec,
-                                   static_cast<CUstream>(mgpuStreamCreate())),
+  if (check(driver().cuGraphLaunch(graph->exec, runStream()),
             [] { return std::string("cuGraphLaunch"); }))
     noteQueuedWork();
 }

@@ -4,6 +4,7 @@
 #include "DeviceMemory.h"
 #include "Errors.h"
 #include "Library.h"
+#include "Stream.h"
 #include "mp/gpu_binary.h"
 
 #include <cerrno>

@@ -8,14 +8,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaDriver.h"
-#include "DeviceMemory.h"
 #include "Errors.h"
-#include "Graphs.h"
+#include "Stream.h"
 #include "mp/gpu_binary.h"
 #include "mp/mlir_abi.h"
 
 #include <climits>
-#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -250,45 +248,13 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
     noteQueuedWork();
 }
 
-/// Generated host code creates, synchronizes and destroys a stream around
-/// every launch. All of them get one process-wide stream instead, and only
-/// the copies back to the host wait: kernels then queue back to back. One
-/// stream keeps them in order, which also makes reusing a pooled buffer
-/// freed by the host safe (its earlier kernels run first). With
-/// MP_CUDA_SYNC=1 every launch is waited for, so an asynchronous failure
-/// (a bad address) names its kernel.
-struct RunStream {
-  std::once_flag once;
-  CUstream stream = nullptr;
-  bool syncEachLaunch = false;
-};
-
-RunStream &runStream() {
-  static RunStream *r = new RunStream;
-  return *r;
-}
-
-extern "C" void *mgpuStreamCreate(void) {
-  if (!enter())
-    return nullptr;
-  RunStream &r = runStream();
-  std::call_once(r.once, [&] {
-    const char *sync = std::getenv("MP_CUDA_SYNC");
-    r.syncEachLaunch = sync && *sync && std::strcmp(sync, "0") != 0;
-    CUstream stream = nullptr;
-    if (check(driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
-              [] { return std::string("cuStreamCreate"); }))
-      r.stream = stream;
-  });
-  if (!r.stream && stickyStatus() == MP_OK)
-    recordFailure(MP_ERROR_CUDA, "the runtime's CUDA stream could not be "
-                                 "created (see the first failure)");
-  return r.stream;
-}
+/// Every stream the generated code asks for is the runtime's one stream
+/// (Stream.h).
+extern "C" void *mgpuStreamCreate(void) { return runStream(); }
 
 extern "C" void mgpuStreamDestroy(void *stream) {
   // The run stream lives as long as the process.
-  if (stream == runStream().stream)
+  if (isRunStream(stream))
     return;
   if (!enterRelease(stream))
     return;
@@ -297,8 +263,7 @@ extern "C" void mgpuStreamDestroy(void *stream) {
 }
 
 extern "C" void mgpuStreamSynchronize(void *stream) {
-  RunStream &r = runStream();
-  if (stream == r.stream && stream && (!r.syncEachLaunch || capturing()))
+  if (skipsStreamWait(stream))
     return; // the copies back to the host wait for the stream
   if (!enter())
     return;
