@@ -8,8 +8,8 @@ using namespace llvm;
 
 void mp::hideLibraryOptions(ArrayRef<const cl::OptionCategory *> keep) {
   for (auto &entry : cl::getRegisteredOptions()) {
-    cl::Option *option = entry.getValue();
-    StringRef name = entry.getKey();
+    StringRef name = entry.first;
+    cl::Option *option = entry.second;
     // --help, --help-hidden, --version and friends stay.
     if (name.starts_with("help") || name == "version" ||
         name == "print-options" || name == "print-all-options")
