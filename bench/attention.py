@@ -7,7 +7,7 @@ unfused numerics, and the CPU decode step fused vs unfused.
 1. Recall: `mp-opt MODEL --mp-fuse-attention=report=...` on ../shared/models,
    examples/ and the generated TTS decoder; a site is an attention the pass
    fused or reported as a near miss. Wrong fusions would show in (2).
-2. Numerics: the generated decoder (`python/mp_models/tts_decoder.py`,
+2. Numerics: the generated decoder (`python/mp/models/tts_decoder.py`,
    `--layers` layers) for one step at KV cache lengths 256, 1024 and 4096,
    run by `mp-run` with and without `--fuse-attention` on the same inputs,
    fp32 and mixed; max relative difference of every output, fused vs
@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "bench"))
 
 from cpu import cpu_name  # noqa: E402
-from mp_models import tts_decoder  # noqa: E402
+from mp.models import tts_decoder  # noqa: E402
 
 CACHE_LENGTHS = (256, 1024, 4096)
 

@@ -1,6 +1,6 @@
 """CPU speed of one decoder step: mp (JIT, fp32 and mixed) vs onnxruntime.
 
-The model is the generated TTS decoder (python/mp_models/tts_decoder.py)
+The model is the generated TTS decoder (python/mp/models/tts_decoder.py)
 with 12 layers and unshared weights, run for one step at batch 1 with a
 64-frame encoder output and a 128-step KV cache. Each engine runs the same
 inputs; rounds alternate between engines so that machine noise hits all of
@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 import mp  # noqa: E402
-from mp_models import tts_decoder  # noqa: E402
+from mp.models import tts_decoder  # noqa: E402
 
 
 def cpu_name() -> str:
@@ -129,7 +129,7 @@ def report(args, r: dict) -> str:
         f"Python {platform.python_version()}, onnxruntime {ort.__version__}, by `python bench/cpu.py"
         f" --layers {args.layers} --rounds {args.rounds}`.",
         "",
-        f"Model: the generated TTS decoder (`python/mp_models/tts_decoder.py`) with {args.layers} "
+        f"Model: the generated TTS decoder (`python/mp/models/tts_decoder.py`) with {args.layers} "
         f"layers, unshared weights ({r['weight_mb']:.1f} MB), d_model 128, 4 heads, FFN 512; one step "
         f"at batch 1, encoder length {args.enc_len}, KV cache length {args.past_len}. {args.rounds} "
         "rounds, engines alternating within each round; times are per step in ms.",

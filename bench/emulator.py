@@ -24,8 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from mp_emu import Emulator  # noqa: E402
-from mp_emu.check import check_library  # noqa: E402
+from mp.emu import Emulator  # noqa: E402
+from mp.emu.check import check_library  # noqa: E402
 
 MP_COMPILE = REPO / "build" / "bin" / "mp-compile"
 

@@ -3,7 +3,7 @@
     python bench/kv_cache.py [--layers 4] [--repeat 50] [--lengths 256 1024 4096]
                              [-o bench/kv_cache.md]
 
-The generated TTS decoder (`python/mp_models/tts_decoder.py`, `--layers`
+The generated TTS decoder (`python/mp/models/tts_decoder.py`, `--layers`
 layers, batch 1, 64 encoder frames) is compiled by mp-compile
 `--fuse-attention` twice per cache length L, both fp32 CPU libraries run
 through the runtime (`mp.load`):
@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import mp  # noqa: E402
 from cpu import cpu_name  # noqa: E402
-from mp_models import tts_decoder  # noqa: E402
+from mp.models import tts_decoder  # noqa: E402
 
 MP_COMPILE = REPO / "build" / "bin" / "mp-compile"
 HEADS, HEAD_DIM, ENC = tts_decoder.N_HEADS, tts_decoder.HEAD_DIM, 64

@@ -5,7 +5,7 @@
                                         [--no-generated] [--out bench/precision.md] [--json FILE]
 
 For every ``model.onnx`` under ``--models-dir`` (default ``../shared/models`` of the
-repository) and every model of ``python -m mp_models all`` (generated into a temporary
+repository) and every model of ``python -m mp.models all`` (generated into a temporary
 folder with its ``test_data_set_0/``), it reports side by side:
 
 * **mp**: ``mp-opt MODEL --mp-mixed-precision="plan=PLAN.json keep-io-types=1"``, the
@@ -679,10 +679,10 @@ def discover(models_dir: Path | None, gen_dir: Path | None, python: str) -> list
                            "data": p.parent / "test_data_set_0"})
     if gen_dir is not None:
         env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
-        proc = subprocess.run([python, "-m", "mp_models", "all", "-o", str(gen_dir)],
+        proc = subprocess.run([python, "-m", "mp.models", "all", "-o", str(gen_dir)],
                               cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
-            models.append({"name": "(mp_models all)", "source": "generated", "path": None,
+            models.append({"name": "(mp.models all)", "source": "generated", "path": None,
                            "data": None, "error": proc.stderr.strip()[-300:]})
         for p in sorted(gen_dir.glob("*/model.onnx")):
             models.append({"name": p.parent.name, "source": "generated", "path": p,
@@ -948,7 +948,7 @@ def render(results: list[dict], meta: dict) -> str:
       "keep_io_types=True)`. For accuracy, mp's mixed build runs on mp's own CPU JIT "
       "(`mp.compile(MODEL, precision=\"mixed\").run(inputs)`, default policy, graph input and "
       "output types kept), each peer's fp16 model in onnxruntime (CPU). Shared models come from `../shared/models`, generated ones from "
-      "`PYTHONPATH=python python -m mp_models all -o TMPDIR` (written with their "
+      "`PYTHONPATH=python python -m mp.models all -o TMPDIR` (written with their "
       "`test_data_set_0/`).\n")
 
     w("## Models\n")
@@ -1179,7 +1179,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mp-opt", type=Path, default=build / "bin" / "mp-opt")
     ap.add_argument("--models-dir", type=Path, default=REPO.parent / "shared" / "models")
     ap.add_argument("--no-generated", action="store_true",
-                    help="skip the models of python -m mp_models")
+                    help="skip the models of python -m mp.models")
     ap.add_argument("--only", nargs="*", help="model names to keep")
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "precision.md")
     ap.add_argument("--json", type=Path, help="also write the raw results (plans included)")

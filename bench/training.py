@@ -1,9 +1,9 @@
-"""Mixed-precision training of mp_models.tiny_lm: fp32 vs three fp16 setups.
+"""Mixed-precision training of mp.models.tiny_lm: fp32 vs three fp16 setups.
 
     .venv/bin/python bench/training.py [-o bench/training.md] [--steps 300]
 
 Every run starts from the same weights and sees the same batches (the
-counting task of mp_models.tiny_lm, batch 16 x 8 tokens) with AdamW
+counting task of mp.models.tiny_lm, batch 16 x 8 tokens) with AdamW
 (lr 3e-3). Runs:
 
 - fp32: the whole step in fp32;
@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO / "bench"))
 import onnx  # noqa: E402
 
 from mp.training import Trainer  # noqa: E402
-from mp_models import tiny_lm  # noqa: E402
+from mp.models import tiny_lm  # noqa: E402
 from cpu import cpu_name  # noqa: E402
 
 PLANTED_STEP = 100
@@ -101,7 +101,7 @@ def report(results: list, steps: int) -> str:
     lines = [
         "# Mixed-precision training: fp32 vs fp16 with and without loss scaling",
         "",
-        f"Model: `mp_models.tiny_lm` (2-layer causal transformer, d=32, 2 heads, vocab 16,",
+        f"Model: `mp.models.tiny_lm` (2-layer causal transformer, d=32, 2 heads, vocab 16,",
         "whose output is its loss: mean next-token cross-entropy), counting task, batch",
         f"16 x 8, AdamW lr 3e-3, {steps} steps, same weights and batches for every run. The",
         "step is compiled by `mp-build-training-step` (+ `mp-insert-loss-scaling`) and JIT-",

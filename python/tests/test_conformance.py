@@ -1,6 +1,6 @@
 """Regression guard: mp-run (CPU JIT) against stored reference outputs.
 
-Uses ``mp_tools.conformance`` (the full sweep is ``python bench/conformance.py``,
+Uses ``mp.tools.conformance`` (the full sweep is ``python bench/conformance.py``,
 recorded in ``bench/conformance.md``):
 
 * the shared models (and the bundled TTS decoder) whose fp32 outputs match
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mp_tools import conformance
+from mp.tools import conformance
 
 REPO = Path(__file__).resolve().parents[2]
 MP_RUN = conformance.default_mp_run()

@@ -1,6 +1,6 @@
 """Regression guard: the ONNX backend node tests through mp-opt's importer.
 
-Runs the sweep of ``mp_tools.node_tests`` (every node test of the onnx wheel and
+Runs the sweep of ``mp.tools.node_tests`` (every node test of the onnx wheel and
 of Debian's libonnx-testdata whose ops mp lists at the model's opset is imported
 with ``$MP_BUILD_DIR/bin/mp-opt``) and checks that
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from mp_tools import node_tests
+from mp.tools import node_tests
 
 REPO = Path(__file__).resolve().parents[2]
 
