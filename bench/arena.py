@@ -14,14 +14,15 @@ bound), and the mixed-precision arena with the fp32 one. No GPU is needed.
 from __future__ import annotations
 
 import argparse
-import datetime
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kernels import REPO, binary_id, models, mp_compile, tool_version  # noqa: E402
+from kernels import REPO, binary_id, models, mp_compile  # noqa: E402
+
+from mp.tools.report import header, table  # noqa: E402
 
 LINE = re.compile(r"activation arena: (\d+) bytes for (\d+) temporaries \((\d+) bytes if each "
                   r"had its own buffer; at most (\d+) live at once\)")
@@ -66,23 +67,20 @@ def report(results: dict, mp_id: str) -> str:
         "of f16 contractions; the models stored in f16 (llama, GQA) are the same in",
         "both.",
         "",
-        f"- Date: {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}",
-        f"- mp commit: `{tool_version(['git', 'rev-parse', '--short', 'HEAD'])}`"
-        + (" (working tree modified)" if tool_version(['git', 'status', '--porcelain', '-uno']) else "")
-        + f"; mp-compile sha256 `{mp_id}`",
-        "- Regenerate: `.venv/bin/python bench/arena.py` (no GPU needed)",
+        *header(".venv/bin/python bench/arena.py", f"mp-compile sha256 `{mp_id}`"),
         "",
-        "| model | precision | temporaries | arena KiB | separate KiB | peak live KiB | arena / separate | mixed / fp32 arena |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
+    rows = []
     for model, per in results.items():
         for prec, r in per.items():
             ratio = f"{r['bytes'] / r['buffer_bytes']:.2f}" if r["buffer_bytes"] else "-"
             vs = "-"
             if prec == "mixed" and per.get("fp32", {}).get("bytes"):
                 vs = f"{r['bytes'] / per['fp32']['bytes']:.2f}"
-            lines.append(f"| {model} | {prec} | {r['buffers']} | {kib(r['bytes'])} | "
-                         f"{kib(r['buffer_bytes'])} | {kib(r['peak_bytes'])} | {ratio} | {vs} |")
+            rows.append((model, prec, r["buffers"], kib(r["bytes"]), kib(r["buffer_bytes"]),
+                         kib(r["peak_bytes"]), ratio, vs))
+    lines += table(["model", "precision", "temporaries", "arena KiB", "separate KiB",
+                    "peak live KiB", "arena / separate", "mixed / fp32 arena"], rows, align="llrrrrrr")
     return "\n".join(lines) + "\n"
 
 

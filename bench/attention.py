@@ -7,7 +7,7 @@ unfused numerics, and the CPU decode step fused vs unfused.
 1. Recall: `mp-opt MODEL --mp-fuse-attention=report=...` on ../shared/models,
    examples/ and the generated TTS decoder; a site is an attention the pass
    fused or reported as a near miss. Wrong fusions would show in (2).
-2. Numerics: the generated decoder (`python/mp_models/tts_decoder.py`,
+2. Numerics: the generated decoder (`python/mp/models/tts_decoder.py`,
    `--layers` layers) for one step at KV cache lengths 256, 1024 and 4096,
    run by `mp-run` with and without `--fuse-attention` on the same inputs,
    fp32 and mixed; max relative difference of every output, fused vs
@@ -20,9 +20,7 @@ unfused numerics, and the CPU decode step fused vs unfused.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
 import re
 import subprocess
 import sys
@@ -34,16 +32,12 @@ import onnx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
-sys.path.insert(0, str(REPO / "bench"))
 
-from cpu import cpu_name  # noqa: E402
-from mp_models import tts_decoder  # noqa: E402
+from mp.models import tts_decoder  # noqa: E402
+from mp.tools import build_tool as tool  # noqa: E402
+from mp.tools.report import header, table  # noqa: E402
 
 CACHE_LENGTHS = (256, 1024, 4096)
-
-
-def tool(name: str) -> Path:
-    return REPO / "build" / "bin" / name
 
 
 def fusion_report(model: Path, tmp: Path) -> dict:
@@ -118,12 +112,10 @@ def main(argv=None) -> int:
                 print(f"L={length} {precision}: unfused {times[False]:.3f} ms, fused "
                       f"{times[True]:.3f} ms, max rel diff {diff:.2e}", flush=True)
 
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# Attention fusion: recall, numerics, CPU decode step",
         "",
-        f"Measured {now} on {cpu_name()} ({os.cpu_count()} cores), by `python bench/attention.py "
-        f"--layers {args.layers} --repeat {args.repeat}`.",
+        *header(f"python bench/attention.py --layers {args.layers} --repeat {args.repeat}"),
         "",
         "## Recall",
         "",
@@ -131,11 +123,10 @@ def main(argv=None) -> int:
         "Models that already use a fused op (com.microsoft Attention/MultiHeadAttention, ONNX "
         "Attention) have no decomposed site.",
         "",
-        "| model | fused | near misses | reasons |",
-        "|---|---:|---:|---|",
+        *table(["model", "fused", "near misses", "reasons"],
+               [(name, fused, near, "; ".join(reasons)) for name, fused, near, reasons in rec],
+               align="lrrl"),
     ]
-    for name, fused, near, reasons in rec:
-        lines.append(f"| {name} | {fused} | {near} | {'; '.join(reasons)} |")
     total_f = sum(r[1] for r in rec)
     total_n = sum(r[2] for r in rec)
     lines += [
@@ -149,13 +140,10 @@ def main(argv=None) -> int:
         f"{args.repeat} runs after the first; ratio = unfused / fused. Max rel diff: worst "
         "output, |fused - unfused| / max |unfused|.",
         "",
-        "| L | precision | unfused ms | fused ms | ratio | max rel diff |",
-        "|---:|---|---:|---:|---:|---:|",
-    ]
-    for length, precision, unfused, fused, diff in rows_num:
-        lines.append(f"| {length} | {precision} | {unfused:.3f} | {fused:.3f} | "
-                     f"{unfused / fused:.2f}x | {diff:.2e} |")
-    lines += [
+        *table(["L", "precision", "unfused ms", "fused ms", "ratio", "max rel diff"],
+               [(length, precision, f"{unfused:.3f}", f"{fused:.3f}", f"{unfused / fused:.2f}x",
+                 f"{diff:.2e}") for length, precision, unfused, fused, diff in rows_num],
+               align="rlrrrr"),
         "",
         "With 512 keys or more, mp.attention lowers to a streaming kernel (keys in blocks of "
         "256 with an online softmax: running max, sum and rescaled accumulator); shorter "

@@ -3,9 +3,9 @@
 
     .venv/bin/python bench/conformance.py [--mp-run PATH] [--jobs N] [--subset] ...
 
-A thin wrapper around `python -m mp_tools.conformance --generated --out
+A thin wrapper around `python -m mp.tools.conformance --generated --out
 bench/conformance.md`: the shared models and examples/tts_decoder (fp32 and
-mixed), the other mp_models examples (built with onnxruntime references), and
+mixed), the other mp.models examples (built with onnxruntime references), and
 every ONNX backend node test of the onnx wheel and libonnx-testdata (fp32, ONNX
 runner tolerances, 60 s timeout, 2 in parallel). Extra arguments are passed
 through (`--out` overrides the destination).
@@ -17,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from mp_tools import conformance  # noqa: E402
+from mp.tools import conformance  # noqa: E402
 
 if __name__ == "__main__":
     args = sys.argv[1:]

@@ -1,6 +1,6 @@
 """CPU speed of one decoder step: mp (JIT, fp32 and mixed) vs onnxruntime.
 
-The model is the generated TTS decoder (python/mp_models/tts_decoder.py)
+The model is the generated TTS decoder (python/mp/models/tts_decoder.py)
 with 12 layers and unshared weights, run for one step at batch 1 with a
 64-frame encoder output and a 128-step KV cache. Each engine runs the same
 inputs; rounds alternate between engines so that machine noise hits all of
@@ -17,8 +17,6 @@ measured with its default thread pool and with one thread.
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
 import platform
 import statistics
 import sys
@@ -34,17 +32,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 import mp  # noqa: E402
-from mp_models import tts_decoder  # noqa: E402
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+from mp.models import tts_decoder  # noqa: E402
+from mp.tools.report import header, table  # noqa: E402
 
 
 def time_once(fn) -> float:
@@ -125,23 +114,23 @@ def report(args, r: dict) -> str:
     lines = [
         "# CPU: one decoder step, mp vs onnxruntime",
         "",
-        f"Measured {datetime.date.today().isoformat()} on {cpu_name()} ({os.cpu_count()} cores), "
-        f"Python {platform.python_version()}, onnxruntime {ort.__version__}, by `python bench/cpu.py"
-        f" --layers {args.layers} --rounds {args.rounds}`.",
+        *header(f"python bench/cpu.py --layers {args.layers} --rounds {args.rounds}",
+                f"Python {platform.python_version()}, onnxruntime {ort.__version__}"),
         "",
-        f"Model: the generated TTS decoder (`python/mp_models/tts_decoder.py`) with {args.layers} "
+        f"Model: the generated TTS decoder (`python/mp/models/tts_decoder.py`) with {args.layers} "
         f"layers, unshared weights ({r['weight_mb']:.1f} MB), d_model 128, 4 heads, FFN 512; one step "
         f"at batch 1, encoder length {args.enc_len}, KV cache length {args.past_len}. {args.rounds} "
         "rounds, engines alternating within each round; times are per step in ms.",
         "",
-        "| engine | median ms | min ms | median / onnxruntime | max abs diff vs onnxruntime fp32 | compile + first run ms |",
-        "|---|---:|---:|---:|---:|---:|",
     ]
+    rows = []
     for name, ts in r["times"].items():
         med = statistics.median(ts)
         comp = r["compile_ms"].get(name)
-        lines.append(f"| {name} | {med:.3f} | {min(ts):.3f} | {med / base:.2f}x | {r['errors'][name]:.2e} | "
-                     f"{'' if comp is None else f'{comp:.0f}'} |")
+        rows.append((name, f"{med:.3f}", f"{min(ts):.3f}", f"{med / base:.2f}x", f"{r['errors'][name]:.2e}",
+                     "" if comp is None else f"{comp:.0f}"))
+    lines += table(["engine", "median ms", "min ms", "median / onnxruntime",
+                    "max abs diff vs onnxruntime fp32", "compile + first run ms"], rows, align="lrrrrr")
     mp_ratio = statistics.median(r["times"]["mp fp32"]) / base
     lines += [
         "",

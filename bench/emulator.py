@@ -13,8 +13,6 @@ issued. Needs build/bin/mp-compile and the CUDA toolkit (libdevice).
 from __future__ import annotations
 
 import argparse
-import datetime
-import platform
 import subprocess
 import sys
 import tempfile
@@ -24,15 +22,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from mp_emu import Emulator  # noqa: E402
-from mp_emu.check import check_library  # noqa: E402
-
-MP_COMPILE = REPO / "build" / "bin" / "mp-compile"
+from mp.emu import Emulator  # noqa: E402
+from mp.emu.check import check_library  # noqa: E402
+from mp.tools import build_tool  # noqa: E402
+from mp.tools.report import header, row, table, write  # noqa: E402
 
 
 def compile_library(model: Path, out: Path, precision: str, *target: str) -> None:
-    subprocess.run([str(MP_COMPILE), str(model / "model.onnx"), "-o", str(out), "--precision",
-                    precision, "--shapes-from", str(model / "test_data_set_0"), *target],
+    subprocess.run([str(build_tool("mp-compile")), str(model / "model.onnx"), "-o", str(out),
+                    "--precision", precision, "--shapes-from", str(model / "test_data_set_0"),
+                    *target],
                    check=True, capture_output=True, text=True)
 
 
@@ -43,8 +42,6 @@ def main() -> int:
     emu = Emulator.install()
     models = sorted(p.parent for p in (REPO.parent / "shared" / "models").glob("*/model.onnx"))
     models += sorted(p.parent for p in (REPO / "examples").glob("*/model.onnx"))
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
     rows, failed = [], 0
     with tempfile.TemporaryDirectory() as tmp:
         for model in models:
@@ -60,8 +57,8 @@ def main() -> int:
                 seconds = time.perf_counter() - start
                 if report.error:
                     failed += 1
-                    rows.append(f"| {model.name} | {precision} | ERROR {report.error[:120]} "
-                                "| | | | | |")
+                    rows.append((model.name, precision, f"ERROR {report.error[:120]}",
+                                 "", "", "", "", ""))
                     continue
                 launches = emu.stats.launches - before[0]
                 issued = emu.stats.instructions - before[1]
@@ -69,11 +66,11 @@ def main() -> int:
                     cpu = next(c for c in report.verdicts
                                if c.output == v.output and c.against != "expected")
                     failed += not cpu.passed
-                    rows.append(f"| {model.name} | {precision} | {v.output} | "
-                                f"{'PASS' if v.passed else 'FAIL'} {v.detail.split(', ')[0][12:]} | "
-                                f"{'PASS' if cpu.passed else 'FAIL'} {cpu.detail.split(', ')[0][12:]} "
-                                f"| {launches} | {issued} | {seconds:.1f} |")
-                print(rows[-1], flush=True)
+                    rows.append((model.name, precision, v.output,
+                                 f"{'PASS' if v.passed else 'FAIL'} {v.detail.split(', ')[0][12:]}",
+                                 f"{'PASS' if cpu.passed else 'FAIL'} {cpu.detail.split(', ')[0][12:]}",
+                                 launches, issued, f"{seconds:.1f}"))
+                print(row(rows[-1]), flush=True)
     lines = [
         "# CUDA libraries on the PTX emulator", "",
         "Each shared model's CUDA library, built as PTX (`mp-compile --target cuda --gpu "
@@ -86,13 +83,10 @@ def main() -> int:
         "- vs CPU library: the same against the CPU library of the same graph and precision;",
         "- launches, instructions: kernel launches of the run and instructions the emulator "
         "issued (one per group of threads executing it together); s: emulation time.", "",
-        f"- Date: {datetime.datetime.now():%Y-%m-%d %H:%M}",
-        f"- Machine: `{' '.join(platform.uname())}`",
-        f"- mp commit: `{commit}`",
-        "- Regenerate: `.venv/bin/python bench/emulator.py`", "",
-        "| model | precision | output | vs onnxruntime | vs CPU library | launches | instructions "
-        "| s |", "|---|---|---|---|---|---:|---:|---:|", *rows, ""]
-    args.output.write_text("\n".join(lines))
+        *header(".venv/bin/python bench/emulator.py"), "",
+        *table(["model", "precision", "output", "vs onnxruntime", "vs CPU library", "launches",
+                "instructions", "s"], rows, align="lllllrrr")]
+    write(args.output, lines)
     print(f"wrote {args.output}")
     return 1 if failed else 0
 

@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/import-node-tests.py [--mp-opt PATH] [--jobs N]
 
-A thin wrapper around `python -m mp_tools.node_tests --out bench/import-node-tests.md`;
+A thin wrapper around `python -m mp.tools.node_tests --out bench/import-node-tests.md`;
 extra arguments are passed through (`--out` overrides the destination).
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from mp_tools import node_tests  # noqa: E402
+from mp.tools import node_tests  # noqa: E402
 
 if __name__ == "__main__":
     args = sys.argv[1:]

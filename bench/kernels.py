@@ -20,7 +20,6 @@ No GPU is needed. Exits non-zero if mp-compile or any ptxas run fails.
 from __future__ import annotations
 
 import argparse
-import datetime
 import hashlib
 import os
 import re
@@ -33,6 +32,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from mp.tools import build_tool  # noqa: E402
+from mp.tools.report import command_output, header, table  # noqa: E402
+
 HEADER = re.compile(r"^// ----- kernel module (\S+) for (sm_\d+)\s*$", re.M)
 ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+)'")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -42,7 +46,7 @@ ENTRY_PTX = re.compile(r"^\.visible \.entry (\w+)\(", re.M)
 
 
 def mp_compile() -> Path:
-    return Path(os.environ.get("MP_BUILD_DIR", REPO / "build")) / "bin" / "mp-compile"
+    return build_tool("mp-compile")
 
 
 def binary_id(path: Path) -> str:
@@ -135,22 +139,8 @@ def measure(model: Path, precision: str, archs: list[str], ptxas: Path, tmp: Pat
     return res
 
 
-def tool_version(cmd: list[str]) -> str:
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, cwd=REPO).stdout.strip()
-    except OSError:
-        return "unknown"
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
-
-
 def report(results: dict, archs: list[str], ptxas: Path, mp_id: str) -> str:
-    ver = tool_version([str(ptxas), "--version"]).splitlines()
+    ver = command_output([str(ptxas), "--version"]).splitlines()
     lines = [
         "# CUDA kernels: ptxas resource usage",
         "",
@@ -171,34 +161,31 @@ def report(results: dict, archs: list[str], ptxas: Path, mp_id: str) -> str:
         "contractions, hence TC kernels. The goal is **zero spills in the main kernels**",
         "(matmul, conv, attention).",
         "",
-        f"- Date: {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}",
-        f"- Machine: `{tool_version(['uname', '-a'])}`; CPU: {cpu_model()}",
-        f"- ptxas: {ver[-1] if ver else 'unknown'} ({ver[-2] if len(ver) > 1 else ''})",
-        f"- mp commit: `{tool_version(['git', 'rev-parse', '--short', 'HEAD'])}`"
-        + (" (working tree modified)" if tool_version(['git', 'status', '--porcelain', '-uno']) else "")
-        + f"; mp-compile sha256 `{mp_id}`",
-        "- Regenerate: `.venv/bin/python bench/kernels.py` (`-o bench/kernels.md`)",
+        *header(".venv/bin/python bench/kernels.py -o bench/kernels.md",
+                f"ptxas: {ver[-1] if ver else 'unknown'} ({ver[-2] if len(ver) > 1 else ''})",
+                f"mp-compile sha256 `{mp_id}`"),
         "",
         "## Summary",
         "",
         "Kernels: ptxas entry functions. Spilling: kernels with any spill store or load;",
         "spill bytes: stores + loads summed over all kernels.",
         "",
-        "| model | precision | arch | kernels | TC kernels | shuffle kernels | ptxas failures | max registers | max TC registers | spilling kernels | spill bytes | max stack | max smem |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    rows = []
     for (model, prec), per_arch in results.items():
         for arch in archs:
             ks, fails = per_arch[arch]["kernels"], per_arch[arch]["failures"]
             spill = [k for k in ks if k["spill_st"] or k["spill_ld"]]
             tc = [k for k in ks if k["mma"]]
-            lines.append(
-                f"| {model} | {prec} | {arch} | {len(ks)} | {len(tc)} | "
-                f"{sum(k['shfl'] for k in ks)} | {len(fails)} | "
-                f"{max((k['regs'] or 0 for k in ks), default=0)} | "
-                f"{max((k['regs'] or 0 for k in tc), default='-')} | {len(spill)} | "
-                f"{sum(k['spill_st'] + k['spill_ld'] for k in ks)} | "
-                f"{max((k['stack'] for k in ks), default=0)} | {max((k['smem'] for k in ks), default=0)} |")
+            rows.append((model, prec, arch, len(ks), len(tc), sum(k["shfl"] for k in ks), len(fails),
+                         max((k["regs"] or 0 for k in ks), default=0),
+                         max((k["regs"] or 0 for k in tc), default="-"), len(spill),
+                         sum(k["spill_st"] + k["spill_ld"] for k in ks),
+                         max((k["stack"] for k in ks), default=0),
+                         max((k["smem"] for k in ks), default=0)))
+    lines += table(["model", "precision", "arch", "kernels", "TC kernels", "shuffle kernels",
+                    "ptxas failures", "max registers", "max TC registers", "spilling kernels",
+                    "spill bytes", "max stack", "max smem"], rows, align="lllrrrrrrrrrr")
     lines += ["", "## Most registers", "",
               "Per model, the 3 kernels with the most registers (fp32 and mixed kernels are",
               "numbered separately); registers on each architecture, and any spill bytes.", ""]

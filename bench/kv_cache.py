@@ -3,7 +3,7 @@
     python bench/kv_cache.py [--layers 4] [--repeat 50] [--lengths 256 1024 4096]
                              [-o bench/kv_cache.md]
 
-The generated TTS decoder (`python/mp_models/tts_decoder.py`, `--layers`
+The generated TTS decoder (`python/mp/models/tts_decoder.py`, `--layers`
 layers, batch 1, 64 encoder frames) is compiled by mp-compile
 `--fuse-attention` twice per cache length L, both fp32 CPU libraries run
 through the runtime (`mp.load`):
@@ -24,8 +24,6 @@ is concat / in place (above 1: in place is faster).
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
 import subprocess
 import sys
 import tempfile
@@ -37,13 +35,12 @@ import onnx
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
-sys.path.insert(0, str(REPO / "bench"))
 
 import mp  # noqa: E402
-from cpu import cpu_name  # noqa: E402
-from mp_models import tts_decoder  # noqa: E402
+from mp.models import tts_decoder  # noqa: E402
+from mp.tools import build_tool  # noqa: E402
+from mp.tools.report import header, table, write  # noqa: E402
 
-MP_COMPILE = REPO / "build" / "bin" / "mp-compile"
 HEADS, HEAD_DIM, ENC = tts_decoder.N_HEADS, tts_decoder.HEAD_DIM, 64
 
 
@@ -52,8 +49,8 @@ def compile_step(model: Path, out: Path, layers: int, past: int, *extra: str) ->
     pins += [f"past_{kind}_{l}=1x{HEADS}x{past}x{HEAD_DIM}"
              for l in range(layers) for kind in ("key", "value")]
     args = [a for p in pins for a in ("--input-shape", p)]
-    subprocess.run([str(MP_COMPILE), str(model), "-o", str(out), "--fuse-attention", *args,
-                    *extra], check=True, capture_output=True, text=True)
+    subprocess.run([str(build_tool("mp-compile")), str(model), "-o", str(out), "--fuse-attention",
+                    *args, *extra], check=True, capture_output=True, text=True)
     return out
 
 
@@ -114,24 +111,23 @@ def main(argv=None) -> int:
                   f"ratio {c / i:.2f}x, max rel diff {diff:.1e}", file=sys.stderr, flush=True)
             concat.close()
             inplace.close()
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# KV cache in place vs Concat: one decoder step (CPU library)",
         "",
-        f"Measured {now} on {cpu_name()} ({os.cpu_count()} cores), by `python bench/kv_cache.py "
-        f"--layers {args.layers} --repeat {args.repeat}`: the generated TTS decoder with "
-        f"{args.layers} layers (batch 1, 4 heads of 32), fp32 CPU libraries from mp-compile "
-        "--fuse-attention run through `mp.load`. *concat*: the exported step over a past of "
-        "L-1 positions (joins and returns the caches). *in place*: `--max-seq-len L`, fill "
-        "level L-1, each cache passed as its own output. Median step time; ratio = concat / "
-        "in place. The machine is noisy; compare the ratios.",
+        *header(f"python bench/kv_cache.py --layers {args.layers} --repeat {args.repeat}"),
         "",
-        "| L | caches (MiB) | concat ms | in place ms | ratio | max rel diff (mel_out) |",
-        "|---:|---:|---:|---:|---:|---:|",
+        f"The generated TTS decoder with {args.layers} layers (batch 1, 4 heads of 32), fp32 CPU "
+        "libraries from mp-compile --fuse-attention run through `mp.load`. *concat*: the "
+        "exported step over a past of L-1 positions (joins and returns the caches). *in "
+        "place*: `--max-seq-len L`, fill level L-1, each cache passed as its own output. "
+        "Median step time; ratio = concat / in place. The machine is noisy; compare the "
+        "ratios.",
+        "",
+        *table(["L", "caches (MiB)", "concat ms", "in place ms", "ratio", "max rel diff (mel_out)"],
+               [(length, f"{mb:.1f}", f"{c:.3f}", f"{i:.3f}", f"{c / i:.2f}x", f"{diff:.1e}")
+                for length, mb, c, i, diff in rows], align="rrrrrr"),
     ]
-    for length, mb, c, i, diff in rows:
-        lines.append(f"| {length} | {mb:.1f} | {c:.3f} | {i:.3f} | {c / i:.2f}x | {diff:.1e} |")
-    args.output.write_text("\n".join(lines) + "\n")
+    write(args.output, lines)
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 

@@ -1,9 +1,9 @@
-"""Mixed-precision training of mp_models.tiny_lm: fp32 vs three fp16 setups.
+"""Mixed-precision training of mp.models.tiny_lm: fp32 vs three fp16 setups.
 
     .venv/bin/python bench/training.py [-o bench/training.md] [--steps 300]
 
 Every run starts from the same weights and sees the same batches (the
-counting task of mp_models.tiny_lm, batch 16 x 8 tokens) with AdamW
+counting task of mp.models.tiny_lm, batch 16 x 8 tokens) with AdamW
 (lr 3e-3). Runs:
 
 - fp32: the whole step in fp32;
@@ -25,8 +25,6 @@ masked positions and Relu give true zeros).
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
 import platform
 import sys
 import tempfile
@@ -37,13 +35,12 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
-sys.path.insert(0, str(REPO / "bench"))
 
 import onnx  # noqa: E402
 
 from mp.training import Trainer  # noqa: E402
-from mp_models import tiny_lm  # noqa: E402
-from cpu import cpu_name  # noqa: E402
+from mp.models import tiny_lm  # noqa: E402
+from mp.tools.report import header, table  # noqa: E402
 
 PLANTED_STEP = 100
 RUNS = [
@@ -101,30 +98,30 @@ def report(results: list, steps: int) -> str:
     lines = [
         "# Mixed-precision training: fp32 vs fp16 with and without loss scaling",
         "",
-        f"Model: `mp_models.tiny_lm` (2-layer causal transformer, d=32, 2 heads, vocab 16,",
+        "Model: `mp.models.tiny_lm` (2-layer causal transformer, d=32, 2 heads, vocab 16,",
         "whose output is its loss: mean next-token cross-entropy), counting task, batch",
         f"16 x 8, AdamW lr 3e-3, {steps} steps, same weights and batches for every run. The",
         "step is compiled by `mp-build-training-step` (+ `mp-insert-loss-scaling`) and JIT-",
         "compiled for the CPU; *mixed* is mp's default precision policy on the whole step",
-        "(forward and backward matmuls in fp16, statistics and optimizer in fp32).",
-        f"Measured {datetime.date.today()} on {cpu_name()} ({os.cpu_count()} cores, no GPU), "
-        f"Python {platform.python_version()},",
-        "by `python bench/training.py` (see its docstring for the definitions).",
+        "(forward and backward matmuls in fp16, statistics and optimizer in fp32). See the",
+        "docstring of bench/training.py for the definitions.",
         "",
-        "| run | first loss | final loss (mean of last 20) | vs fp32 | lost at step 0 "
-        "| zero during training | skipped steps | final scale | compile s | ms/step |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        *header(f"python bench/training.py --steps {steps}", f"Python {platform.python_version()}"),
+        "",
     ]
+    rows = []
     for name, r in results:
         lost = "—" if r["lost0"] is None else f"{100 * r['lost0']:.4f}%"
         skipped = str(r["skipped"])
         if r["skipped_at"]:
             skipped += " (" + ", ".join(map(str, r["skipped_at"][:6])) + \
                 ("…" if len(r["skipped_at"]) > 6 else "") + ")"
-        lines.append(
-            f"| {name} | {r['first']:.4f} | {r['final']:.4f} | "
-            f"{(r['final'] - fp32) / fp32:+.1%} | {lost} | {100 * r['zero']:.4f}% | "
-            f"{skipped} | {r['final_scale']:g} | {r['compile_s']:.1f} | {r['step_ms']:.0f} |")
+        rows.append((name, f"{r['first']:.4f}", f"{r['final']:.4f}",
+                     f"{(r['final'] - fp32) / fp32:+.1%}", lost, f"{100 * r['zero']:.4f}%",
+                     skipped, f"{r['final_scale']:g}", f"{r['compile_s']:.1f}", f"{r['step_ms']:.0f}"))
+    lines += table(["run", "first loss", "final loss (mean of last 20)", "vs fp32", "lost at step 0",
+                    "zero during training", "skipped steps", "final scale", "compile s", "ms/step"],
+                   rows)
     lines += ["", "Loss scale during each scaled run (step: scale used):", ""]
     for name, r in results:
         if r["trace"] and r["final_scale"] != 1.0:

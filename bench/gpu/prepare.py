@@ -23,7 +23,6 @@ import datetime
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -35,6 +34,7 @@ ART, RUNTIME = Path(sys.argv[1]), Path(sys.argv[2])
 # mp.load finds the runtime through this variable (no libMPCAPI.so needed).
 os.environ["MP_RUNTIME_LIBRARY"] = str(RUNTIME.resolve())
 import mp  # noqa: E402
+from mp.tools.report import commit  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -118,12 +118,8 @@ def main() -> int:
             entry["builds"].append(build)
         models.append(entry)
 
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
     manifest = {"created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                "mp_commit": commit + ("+uncommitted changes" if dirty else ""),
+                "mp_commit": commit(),
                 "gpu_arch": os.environ.get("MP_GPU_ARCH", "sm_90"), "models": models}
     (ART / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"wrote {ART / 'manifest.json'} ({len(models)} models)")

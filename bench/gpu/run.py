@@ -27,7 +27,7 @@ scaled_dot_product_attention decode microbenchmark against 4.8 TB/s.
 
 --device cpu runs the CPU libraries instead (a dry run of the whole flow on a
 machine without a GPU; no memory stats, no PyTorch, ORT on the CPU EP).
---device emulator runs the CUDA libraries on the PTX emulator (mp_emu,
+--device emulator runs the CUDA libraries on the PTX emulator (mp.emu,
 docs/emulator.md; artifacts built with MP_GPU_ARCH=compute_80): a dry run
 of the GPU path itself, kernels included, whose times mean nothing.
 Results: DIR/results.md and DIR/results.json (rewritten after every item, so
@@ -105,7 +105,7 @@ def child_library(spec: dict) -> dict:
     """Loads, checks and times one library; the runtime beside it is used."""
     art, model, build, target = Path(spec["art"]), spec["model"], spec["build"], spec["target"]
     if spec["device"] == "emulator":
-        from mp_emu import Emulator
+        from mp.emu import Emulator
         Emulator.install()           # before the runtime loads a driver
     entry = build[target]
     os.environ["MP_RUNTIME_LIBRARY"] = str(art / entry["runtime"])

@@ -41,7 +41,7 @@ def library_target(device: str) -> str:
     runs the CUDA ones on the PTX emulator (docs/emulator.md), installed
     here, before the runtime loads a driver."""
     if device == "emulator":
-        from mp_emu import Emulator
+        from mp.emu import Emulator
         Emulator.install()
         return "cuda"
     return device

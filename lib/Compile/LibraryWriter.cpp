@@ -57,6 +57,32 @@ FailureOr<std::string> findHostCompiler(Location loc,
          failure();
 }
 
+/// The folders of mp/runtime.h and libmp_runtime.so: an installation's
+/// include/ and lib/ relative to this executable (PREFIX/bin/mp-compile, or
+/// the Python package MP_PACKAGE_FROM_BIN names from pip's scripts folder),
+/// else those of the build.
+std::pair<std::string, std::string> runtimeDirs() {
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  SmallVector<StringRef, 2> prefixes = {".."};
+#ifdef MP_PACKAGE_FROM_BIN
+  prefixes.push_back(MP_PACKAGE_FROM_BIN);
+#endif
+  for (StringRef prefix : prefixes) {
+    SmallString<256> include(llvm::sys::path::parent_path(exe));
+    llvm::sys::path::append(include, prefix);
+    llvm::sys::path::remove_dots(include, /*remove_dot_dot=*/true);
+    SmallString<256> lib(include), header, runtime;
+    llvm::sys::path::append(include, "include");
+    llvm::sys::path::append(lib, "lib");
+    llvm::sys::path::append(header, include, "mp", "runtime.h");
+    llvm::sys::path::append(runtime, lib, "libmp_runtime.so");
+    if (llvm::sys::fs::exists(header) && llvm::sys::fs::exists(runtime))
+      return {std::string(include), std::string(lib)};
+  }
+  return {MP_RUNTIME_INCLUDE_DIR, MP_RUNTIME_LIBRARY_DIR};
+}
+
 /// A PIC target machine for this host (the library's host code).
 FailureOr<std::unique_ptr<llvm::TargetMachine>> hostMachine(Location loc) {
   llvm::InitializeNativeTarget();
@@ -256,18 +282,19 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
     return emitError(loc) << "cannot create the folder of '" << out
                           << "': " << ec.message();
   progress << "mp-compile: linking " << out << "\n";
+  auto [runtimeInclude, runtimeLib] = runtimeDirs();
   std::vector<std::string> argv = {
       *cc,         "-shared",
       "-fPIC",     "-O2",
       "-fvisibility=hidden",
-      "-I" MP_RUNTIME_INCLUDE_DIR,
+      "-I" + runtimeInclude,
       std::string(wrapperPath),
       std::string(objectPath),
       "-o",        std::string(out),
-      "-L" MP_RUNTIME_LIBRARY_DIR,
-      // The runtime beside the library first, then where it was built.
+      "-L" + runtimeLib,
+      // The runtime beside the library first, then where mp-compile found it.
       "-Wl,-rpath,$ORIGIN",
-      "-Wl,-rpath," MP_RUNTIME_LIBRARY_DIR,
+      "-Wl,-rpath," + runtimeLib,
       "-lmp_runtime", "-lm"};
   if (failed(runCommand(loc, argv)))
     return failure();

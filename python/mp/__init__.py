@@ -19,7 +19,9 @@ no subprocess.
 no MLIR; see ``mp.library``).
 
 The library is found through ``$MP_LIBRARY`` (a path to libMPCAPI.so), else
-``$MP_BUILD_DIR/lib``, else the repository's ``build/lib``.
+``$MP_BUILD_DIR/lib``, else inside the package (``mp/lib``, where ``pip
+install .`` puts it), else the repository's ``build/lib``. Importing mp or its
+subpackages (``mp.models``, ``mp.tools``, ``mp.emu``) does not load it.
 """
 
 from __future__ import annotations
@@ -66,9 +68,12 @@ def library_path() -> Path:
     """Where libMPCAPI.so is looked for (see the module docstring)."""
     if os.environ.get("MP_LIBRARY"):
         return Path(os.environ["MP_LIBRARY"])
-    build = os.environ.get("MP_BUILD_DIR")
-    root = Path(build) if build else Path(__file__).resolve().parents[2] / "build"
-    return root / "lib" / "libMPCAPI.so"
+    if os.environ.get("MP_BUILD_DIR"):
+        return Path(os.environ["MP_BUILD_DIR"]) / "lib" / "libMPCAPI.so"
+    installed = Path(__file__).resolve().parent / "lib" / "libMPCAPI.so"
+    if installed.is_file():
+        return installed
+    return Path(__file__).resolve().parents[2] / "build" / "lib" / "libMPCAPI.so"
 
 
 _lib = None

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-# Make `import mp_models` work without PYTHONPATH=python (scripts/test.sh sets it).
+# Make `import mp.models` work without PYTHONPATH=python (scripts/test.sh sets it).
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 if str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))
@@ -13,13 +13,13 @@ if str(PYTHON_DIR) not in sys.path:
 @pytest.fixture(scope="session")
 def conv_vocoder(tmp_path_factory):
     """The folder of the generated conv_vocoder example (model.onnx and
-    test_data_set_0): examples/conv_vocoder when `python -m mp_models` wrote
+    test_data_set_0): examples/conv_vocoder when `python -m mp.models` wrote
     it there (it is not committed), else written here."""
     local = PYTHON_DIR.parent / "examples" / "conv_vocoder"
     if (local / "test_data_set_0").is_dir():
         return local
-    import mp_models
-    return mp_models.write_example(
+    import mp.models
+    return mp.models.write_example(
         "conv_vocoder", tmp_path_factory.mktemp("conv_vocoder") / "model.onnx").parent
 
 

@@ -1,6 +1,6 @@
 """Regression guard: mp-run (CPU JIT) against stored reference outputs.
 
-Uses ``mp_tools.conformance`` (the full sweep is ``python bench/conformance.py``,
+Uses ``mp.tools.conformance`` (the full sweep is ``python bench/conformance.py``,
 recorded in ``bench/conformance.md``):
 
 * the shared models (and the bundled TTS decoder) whose fp32 outputs match
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mp_tools import conformance
+from mp.tools import build_dir, conformance
 
 REPO = Path(__file__).resolve().parents[2]
 MP_RUN = conformance.default_mp_run()
@@ -98,7 +98,7 @@ def node_subset():
     start = time.monotonic()
     cases = conformance.sweep_nodes(MP_RUN, MP_OPT, cases)
     elapsed = time.monotonic() - start
-    log_dir = conformance.build_dir() / "test-logs"
+    log_dir = build_dir() / "test-logs"
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
         (log_dir / "conformance-subset.md").write_text(conformance.render_report(
@@ -119,7 +119,7 @@ def test_node_subset_passed_floor(node_subset):
     passed = [c for c in node_subset if c.verdict.status == conformance.PASSED]
     assert len(passed) >= SUBSET_PASSED_FLOOR, (
         f"{len(passed)} of {len(node_subset)} subset cases pass, the floor is {SUBSET_PASSED_FLOOR}; "
-        f"see {conformance.build_dir() / 'test-logs' / 'conformance-subset.md'}")
+        f"see {build_dir() / 'test-logs' / 'conformance-subset.md'}")
 
 
 def test_node_subset_comparison_matches_numpy(node_subset):

@@ -1,7 +1,7 @@
 """mp-opt on every malformed model of test/Inputs/errors: exit code exactly 1,
 an "error:" line on stderr, and no crash (no stack dump, no bug-report banner).
 
-The inputs come from python/mp_tools/make_error_inputs.py; the expected
+The inputs come from python/mp/tools/make_error_inputs.py; the expected
 messages are checked in test/Import/errors-files.mlir. MP_BUILD_DIR selects
 the build directory (default: build/ of the repository).
 """
@@ -80,9 +80,9 @@ def test_clean_error(name):
 def test_generator_is_deterministic(tmp_path):
     import sys
     sys.path.insert(0, str(REPO / "python"))
-    from mp_tools import make_error_inputs
+    from mp.tools import make_error_inputs
 
     files = make_error_inputs.build(tmp_path)
     for name, data in files.items():
         assert (ERRORS / name).read_bytes() == data, \
-            f"{name} differs from the generator: rerun make_error_inputs.py"
+            f"{name} differs from the generator: rerun python -m mp.tools.make_error_inputs"

@@ -11,7 +11,7 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 import mp  # noqa: E402
-from mp_models import load_test_data  # noqa: E402
+from mp.models import load_test_data  # noqa: E402
 
 NODE_TESTS = Path(os.path.dirname(onnx.__file__)) / "backend" / "test" / "data" / "node"
 CASES = sorted(p.name for p in NODE_TESTS.glob("test_*")

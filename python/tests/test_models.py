@@ -1,4 +1,4 @@
-"""The model builders in mp_models: valid, deterministic, and in sync with examples/."""
+"""The model builders in mp.models: valid, deterministic, and in sync with examples/."""
 
 from pathlib import Path
 
@@ -6,16 +6,16 @@ import numpy as np
 import onnx
 import pytest
 
-import mp_models
+import mp.models
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "examples" / "tts_decoder"
 
 
-@pytest.fixture(scope="module", params=sorted(mp_models.BUILDERS))
+@pytest.fixture(scope="module", params=sorted(mp.models.BUILDERS))
 def example(request, tmp_path_factory):
     name = request.param
-    path = mp_models.write_example(name, tmp_path_factory.mktemp(name) / "model.onnx")
+    path = mp.models.write_example(name, tmp_path_factory.mktemp(name) / "model.onnx")
     return name, path
 
 
@@ -36,11 +36,11 @@ def test_opset17_plain_onnx(example):
 
 def test_onnxruntime_matches_stored_outputs(example):
     name, path = example
-    inputs, expected = mp_models.load_test_data(path.parent / "test_data_set_0")
+    inputs, expected = mp.models.load_test_data(path.parent / "test_data_set_0")
     model = onnx.load(path)
     assert list(inputs) == [i.name for i in model.graph.input]
     assert list(expected) == [o.name for o in model.graph.output]
-    actual = mp_models.run_onnxruntime(path, inputs)
+    actual = mp.models.run_onnxruntime(path, inputs)
     for k, want in expected.items():
         assert np.isfinite(want).all(), k
         np.testing.assert_allclose(actual[k], want, rtol=1e-4, atol=1e-5, err_msg=k)
@@ -48,23 +48,23 @@ def test_onnxruntime_matches_stored_outputs(example):
 
 def test_builder_is_deterministic(example):
     name, path = example
-    assert mp_models.build(name).SerializeToString() == path.read_bytes()
-    for k, v in mp_models.example_inputs(name).items():
-        np.testing.assert_array_equal(v, mp_models.example_inputs(name)[k])
+    assert mp.models.build(name).SerializeToString() == path.read_bytes()
+    for k, v in mp.models.example_inputs(name).items():
+        np.testing.assert_array_equal(v, mp.models.example_inputs(name)[k])
 
 
 def test_committed_tts_decoder_is_current():
     model_path = COMMITTED / "model.onnx"
-    assert model_path.read_bytes() == mp_models.build("tts_decoder").SerializeToString(), (
+    assert model_path.read_bytes() == mp.models.build("tts_decoder").SerializeToString(), (
         "examples/tts_decoder/model.onnx is stale: run "
-        "`python -m mp_models tts_decoder -o examples/tts_decoder/model.onnx`"
+        "`python -m mp.models tts_decoder -o examples/tts_decoder/model.onnx`"
     )
-    inputs, expected = mp_models.load_test_data(COMMITTED / "test_data_set_0")
-    want_inputs = mp_models.example_inputs("tts_decoder")
+    inputs, expected = mp.models.load_test_data(COMMITTED / "test_data_set_0")
+    want_inputs = mp.models.example_inputs("tts_decoder")
     assert list(inputs) == list(want_inputs)
     for k, v in want_inputs.items():
         np.testing.assert_array_equal(inputs[k], v, err_msg=k)
-    actual = mp_models.run_onnxruntime(model_path, inputs)
+    actual = mp.models.run_onnxruntime(model_path, inputs)
     assert list(expected) == list(actual)
     for k, want in expected.items():
         np.testing.assert_allclose(actual[k], want, rtol=1e-4, atol=1e-5, err_msg=k)
@@ -76,7 +76,7 @@ def test_committed_tts_decoder_is_small():
 
 
 def test_tts_decoder_interface():
-    model = mp_models.build("tts_decoder")
+    model = mp.models.build("tts_decoder")
 
     def dims(vi):
         return [d.dim_param or d.dim_value for d in vi.type.tensor_type.shape.dim]
@@ -96,8 +96,8 @@ def test_tts_decoder_interface():
     ops = {n.op_type for n in model.graph.node}
     assert {"LayerNormalization", "Softmax", "Erf", "Concat", "Sigmoid"} <= ops
 
-    inputs = mp_models.example_inputs("tts_decoder")
-    out = mp_models.run_onnxruntime(model, inputs)
+    inputs = mp.models.example_inputs("tts_decoder")
+    out = mp.models.run_onnxruntime(model, inputs)
     past = inputs["past_key_0"]
     # The cache grows by one step and keeps the past entries unchanged.
     assert out["present_key_0"].shape == (past.shape[0], 4, past.shape[2] + 1, 32)
@@ -106,10 +106,10 @@ def test_tts_decoder_interface():
 
 
 def test_layernorm_overflow_exceeds_fp16_range():
-    model = mp_models.build("layernorm_overflow")
+    model = mp.models.build("layernorm_overflow")
     w = next(onnx.numpy_helper.to_array(t) for t in model.graph.initializer
              if t.name == "block.proj.weight")
-    h = mp_models.example_inputs("layernorm_overflow")["x"] @ w
+    h = mp.models.example_inputs("layernorm_overflow")["x"] @ w
     fp16_max = float(np.finfo(np.float16).max)
     peak = float(np.abs(h).max())
     assert 1e4 < peak < fp16_max  # the activations themselves fit in fp16 ...
@@ -117,8 +117,8 @@ def test_layernorm_overflow_exceeds_fp16_range():
 
 
 def test_conv_vocoder_upsamples_8x():
-    inputs = mp_models.example_inputs("conv_vocoder")
-    out = mp_models.run_onnxruntime(mp_models.build("conv_vocoder"), inputs)
+    inputs = mp.models.example_inputs("conv_vocoder")
+    out = mp.models.run_onnxruntime(mp.models.build("conv_vocoder"), inputs)
     frames = inputs["mel"].shape[-1]
     assert out["audio"].shape == (1, 1, 8 * frames)
     assert (np.abs(out["audio"]) <= 1).all()

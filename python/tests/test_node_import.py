@@ -1,6 +1,6 @@
 """Regression guard: the ONNX backend node tests through mp-opt's importer.
 
-Runs the sweep of ``mp_tools.node_tests`` (every node test of the onnx wheel and
+Runs the sweep of ``mp.tools.node_tests`` (every node test of the onnx wheel and
 of Debian's libonnx-testdata whose ops mp lists at the model's opset is imported
 with ``$MP_BUILD_DIR/bin/mp-opt``) and checks that
 
@@ -13,13 +13,12 @@ one is ``bench/import-node-tests.md`` (``python bench/import-node-tests.py``).
 About 50 s on 2 idle cores.
 """
 
-import os
 import time
 from pathlib import Path
 
 import pytest
 
-from mp_tools import node_tests
+from mp.tools import build_dir, node_tests
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,12 +39,7 @@ MIN_CASES = {
 }
 
 
-def _build_dir() -> Path:
-    build = Path(os.environ.get("MP_BUILD_DIR", "build"))
-    return build if build.is_absolute() else REPO / build
-
-
-MP_OPT = _build_dir() / "bin" / "mp-opt"
+MP_OPT = build_dir() / "bin" / "mp-opt"
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +52,7 @@ def sweep():
     start = time.monotonic()
     cases = node_tests.sweep(MP_OPT, sources)
     elapsed = time.monotonic() - start
-    log_dir = _build_dir() / "test-logs"
+    log_dir = build_dir() / "test-logs"
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
         (log_dir / "import-node-tests.md").write_text(

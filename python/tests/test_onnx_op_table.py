@@ -12,7 +12,7 @@ from pathlib import Path
 import onnx.defs
 import pytest
 
-from mp_tools import node_tests
+from mp.tools import node_tests
 
 REPO = Path(__file__).resolve().parents[2]
 OPSETS = range(node_tests.MIN_OPSET, node_tests.MAX_OPSET + 1)

@@ -1,7 +1,7 @@
-"""The CUDA target's kernels executed from their PTX on the CPU (mp_emu).
+"""The CUDA target's kernels executed from their PTX on the CPU (mp.emu).
 
 No GPU here: libraries built with ``--gpu compute_80`` carry PTX, and the
-emulated driver (python/mp_emu) runs every launch of the generated host code
+emulated driver (python/mp/emu) runs every launch of the generated host code
 through the mp runtime. The Tensor Core (mma.sync), warp-shuffle reduction
 and flash attention kernels are thereby checked against onnxruntime's stored
 outputs and against the CPU library of the same graph. The emulator's own
@@ -23,9 +23,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
 
-from mp_emu import EmulationError, parse_module  # noqa: E402
-from mp_emu.execute import run_launch  # noqa: E402
-from mp_emu.simt import Memory, Stats  # noqa: E402
+from mp.emu import EmulationError, parse_module  # noqa: E402
+from mp.emu.execute import run_launch  # noqa: E402
+from mp.emu.simt import Memory, Stats  # noqa: E402
 
 BUILD = Path(os.environ.get("MP_BUILD_DIR", REPO / "build"))
 if not BUILD.is_absolute():
@@ -440,7 +440,7 @@ def _compile(model: Path, out: Path, *args: str) -> None:
 
 
 def _emulate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mp_emu", *map(str, args)], env=ENV,
+    return subprocess.run([sys.executable, "-m", "mp.emu", *map(str, args)], env=ENV,
                           capture_output=True, text=True, timeout=1200)
 
 
@@ -533,8 +533,8 @@ SHAPE_MODELS = sorted(_shape_models())
 CHECK_ALL = """
 import sys
 from pathlib import Path
-from mp_emu import Emulator
-from mp_emu.check import check_library
+from mp.emu import Emulator
+from mp.emu.check import check_library
 Emulator.install()
 for case in sys.argv[1:]:
     d = Path(case)
@@ -623,7 +623,7 @@ def _run_against_cpu(tmp_path: Path, model: Path, script: str, *args: str) -> st
 DECODE_LOOP = """
 import sys
 import numpy as np
-from mp_emu import Emulator
+from mp.emu import Emulator
 emu = Emulator.install()
 import mp
 cuda, cpu = mp.load(sys.argv[1]), mp.load(sys.argv[2])
@@ -668,7 +668,7 @@ def test_kv_cache_decode_loop_on_device_buffers(precision, tmp_path):
 DYNAMIC = """
 import sys
 import numpy as np
-from mp_emu import Emulator
+from mp.emu import Emulator
 Emulator.install()
 import mp
 cuda, cpu = mp.load(sys.argv[1]), mp.load(sys.argv[2])

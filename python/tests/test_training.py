@@ -2,7 +2,7 @@
 
 The optimizer updates are checked against PyTorch's published update rules
 (SGD with momentum, AdamW) applied in numpy to the gradients mp returns.
-The demonstration on mp_models.tiny_lm is the one bench/training.py records.
+The demonstration on mp.models.tiny_lm is the one bench/training.py records.
 """
 
 import numpy as np
@@ -13,7 +13,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 import mp  # noqa: E402
 from mp.training import Trainer  # noqa: E402
-from mp_models import tiny_lm  # noqa: E402
+from mp.models import tiny_lm  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not mp.library_path().is_file(),
                                 reason="libMPCAPI.so is not built")
@@ -199,7 +199,7 @@ def test_shared_model_trains_with_an_mse_head(tmp_path):
     with MSE against a target appended: its gradients match finite
     differences of onnxruntime, and a few steps fit the target in fp32 and
     in mixed precision with dynamic loss scaling."""
-    from mp_tools.conformance import SHARED_MODELS
+    from mp.tools.conformance import SHARED_MODELS
     ort = pytest.importorskip("onnxruntime")
     src = SHARED_MODELS / "openwakeword_hello_deepa" / "model.onnx"
     if not src.is_file():
@@ -253,7 +253,7 @@ def test_conv_vocoder_trains(conv_vocoder, tmp_path):
     waveform: the loss falls more than tenfold in 30 AdamW steps in fp32 and
     in mixed precision with dynamic scaling, to within 5 % of the starting
     loss of each other."""
-    from mp_models import load_test_data
+    from mp.models import load_test_data
     inputs, outputs = load_test_data(conv_vocoder / "test_data_set_0")
     mel = next(iter(inputs.values()))
     model = onnx.load(str(conv_vocoder / "model.onnx"))
@@ -315,7 +315,7 @@ def test_training_step_library_matches_the_jit(tmp_path):
     """mp-compile --training writes an ahead-of-time library of the step
     (run by the runtime alone); one step of it gives the JIT's outputs."""
     import subprocess
-    from mp_tools.conformance import default_mp_run
+    from mp.tools.conformance import default_mp_run
     mp_compile = default_mp_run().parent / "mp-compile"
     if not mp_compile.is_file():
         pytest.skip(f"{mp_compile} is not built")

@@ -1,7 +1,7 @@
 """The emulated CUDA driver: build emu_driver.c, point the mp runtime at it,
-and execute its kernel launches with :func:`mp_emu.execute.run_launch`.
+and execute its kernel launches with :func:`mp.emu.execute.run_launch`.
 
-    from mp_emu import Emulator
+    from mp.emu import Emulator
     emu = Emulator.install()           # before the first CUDA library loads
     lib = mp.load("libmodel.so")       # built with --gpu compute_80
     outs = lib.run(feeds)              # kernels run in the emulator

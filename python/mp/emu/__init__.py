@@ -4,7 +4,7 @@ A library built with ``mp-compile --target cuda --gpu compute_80`` carries
 PTX; :class:`Emulator` stands in for libcuda.so.1 and executes its kernels
 from that PTX with numpy, so that the CUDA target's kernels (Tensor Core
 ``mma.sync``, warp-shuffle reductions, flash attention) run against
-references on a machine without a GPU. ``python -m mp_emu`` runs a library
+references on a machine without a GPU. ``python -m mp.emu`` runs a library
 on a model's test data. See docs/emulator.md.
 """
 

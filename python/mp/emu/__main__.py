@@ -1,6 +1,6 @@
 """Run a CUDA library on the PTX emulator against a test data set.
 
-    python -m mp_emu out/libtts.so examples/tts_decoder/test_data_set_0
+    python -m mp.emu out/libtts.so examples/tts_decoder/test_data_set_0
         [--reference out/libtts_cpu.so] [--rtol R --atol A] [--trace]
 
 The library must carry PTX (``mp-compile --target cuda --gpu compute_80``).
@@ -26,7 +26,7 @@ from .driver import Emulator
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mp_emu", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m mp.emu", description=__doc__.split("\n\n")[0])
     ap.add_argument("library")
     ap.add_argument("data", type=Path, help="test_data_set folder (input_N.pb, output_N.pb)")
     ap.add_argument("--reference", help="another library to run on the same inputs")
@@ -39,10 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     emu = Emulator.install()
     report = check_library(args.library, args.data, args.reference, args.rtol, args.atol)
     if report.error:
-        print(f"mp_emu: {report.error}", file=sys.stderr)
+        print(f"mp.emu: {report.error}", file=sys.stderr)
         return 2
     s = emu.stats
-    print(f"mp_emu: {args.library}: {s.launches} launches, {s.threads} threads, "
+    print(f"mp.emu: {args.library}: {s.launches} launches, {s.threads} threads, "
           f"{s.instructions} instructions issued, {report.seconds:.1f} s")
     for verdict in report.verdicts:
         print(verdict)

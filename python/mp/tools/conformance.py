@@ -5,7 +5,7 @@ per run, ``--output-dir`` so that every output is also checked here, in numpy):
 
 * **models** -- every model folder of ``../shared/models`` and
   ``examples/tts_decoder`` (plus, with ``--generated``, the other
-  ``python -m mp_models`` examples built into a temporary folder), every
+  ``python -m mp.models`` examples built into a temporary folder), every
   ``test_data_set_*``:
 
   - fp32 at mp-run's default fp32 tolerances (rtol 1e-4, atol 1e-5, the
@@ -50,7 +50,7 @@ compared here with numpy the way the ONNX runner does (shape, dtype,
 
 Usage::
 
-    python -m mp_tools.conformance [--out bench/conformance.md] [--jobs 2]
+    python -m mp.tools.conformance [--out bench/conformance.md] [--jobs 2]
         [--timeout 60] [--subset] [--no-models] [--no-nodes] [--generated]
 """
 
@@ -59,7 +59,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import dataclasses
-import datetime
 import math
 import os
 import re
@@ -75,9 +74,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from mp_tools import node_tests
+from . import REPO, build_tool, node_tests, report
 
-REPO = Path(__file__).resolve().parents[2]
 SHARED_MODELS = REPO.parent / "shared" / "models"
 EXAMPLE_MODELS = [REPO / "examples" / "tts_decoder"]
 
@@ -128,17 +126,12 @@ LOGITS_NAME = re.compile(r"logit", re.I)
 # --------------------------------------------------------------------------- mp-run
 
 
-def build_dir() -> Path:
-    build = Path(os.environ.get("MP_BUILD_DIR", "build"))
-    return build if build.is_absolute() else REPO / build
-
-
 def default_mp_run() -> Path:
-    return build_dir() / "bin" / "mp-run"
+    return build_tool("mp-run")
 
 
 def default_mp_opt() -> Path:
-    return build_dir() / "bin" / "mp-opt"
+    return build_tool("mp-opt")
 
 
 @dataclasses.dataclass
@@ -419,8 +412,8 @@ def model_dirs(generated_root: Path | None = None) -> list[Path]:
 
 
 def generate_examples(root: Path) -> None:
-    """The mp_models examples other than the committed tts_decoder."""
-    from mp_models import BUILDERS, write_example  # onnxruntime computes the references
+    """The mp.models examples other than the committed tts_decoder."""
+    from ..models import BUILDERS, write_example  # onnxruntime computes the references
 
     for name in BUILDERS:
         if name != "tts_decoder":
@@ -583,21 +576,10 @@ def not_lowered_table(cases: list[NodeCase]) -> list[tuple[str, int, int]]:
 # --------------------------------------------------------------------------- report
 
 
-def _md(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
-
-
 def _g(x: float | None, fmt: str = ".3g") -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
     return format(x, fmt)
-
-
-def _rel(p: Path) -> str:
-    try:
-        return str(Path(p).resolve().relative_to(REPO))
-    except ValueError:
-        return str(p)
 
 
 def _model_row_cells(r: ModelRun) -> tuple[str, str, str, str, str]:
@@ -619,8 +601,7 @@ def render_models(runs: list[ModelRun], elapsed_s: float) -> list[str]:
       "Argmax agreement (last axis) for logits outputs, SNR = 10 log10(sum ref^2 / sum (out - ref)^2) "
       f"for audio-like outputs. Sweep time {elapsed_s:.1f} s.")
     w("")
-    w("| model | set | precision | result | max abs err | max rel err | argmax (logits) | SNR dB (audio) | non-finite | reason |")
-    w("|---|---|---|---|---:|---:|---|---|---:|---|")
+    rows = []
     for r in runs:
         a, rel, am, snr, nf = _model_row_cells(r)
         reason = "; ".join(r.verdict.reasons) if r.verdict.reasons else r.verdict.error
@@ -629,24 +610,27 @@ def render_models(runs: list[ModelRun], elapsed_s: float) -> list[str]:
             reason = "wrong: " + ", ".join(bad)
         if r.numpy_disagrees:
             reason += ("; " if reason else "") + "numpy disagrees: " + ", ".join(r.numpy_disagrees)
-        w(f"| {r.model} | {r.data_set.removeprefix('test_data_set_')} | {r.precision} | {r.verdict.status} "
-          f"| {a} | {rel} | {am} | {snr} | {nf} | {_md(reason)} |")
+        rows.append((r.model, r.data_set.removeprefix("test_data_set_"), r.precision, r.verdict.status,
+                     a, rel, am, snr, nf, reason))
+    out += report.table(["model", "set", "precision", "result", "max abs err", "max rel err",
+                         "argmax (logits)", "SNR dB (audio)", "non-finite", "reason"], rows, "llllrrllr")
     w("")
     ran = [r for r in runs if r.metrics]
     if ran:
         w("Per output (runs that produced outputs):")
         w("")
-        w("| model | set | precision | output | max abs err | max rel err | argmax | SNR dB | mp-run |")
-        w("|---|---|---|---|---:|---:|---:|---:|---|")
+        rows = []
         for r in ran:
-            rows = {x.name: x for x in r.rows}
+            checked = {x.name: x for x in r.rows}
             for m in r.metrics:
-                row = rows.get(m.name)
+                row = checked.get(m.name)
                 res = "" if row is None or row.passed is None else ("PASS" if row.passed else "FAIL")
                 am = "" if m.argmax is None else f"{100 * m.argmax:.1f}%"
                 snr = "" if m.snr_db is None else f"{m.snr_db:.1f}"
-                w(f"| {r.model} | {r.data_set.removeprefix('test_data_set_')} | {r.precision} | {_md(m.name)} "
-                  f"| {_g(m.max_abs)} | {_g(m.max_rel)} | {am} | {snr} | {res} |")
+                rows.append((r.model, r.data_set.removeprefix("test_data_set_"), r.precision, m.name,
+                             _g(m.max_abs), _g(m.max_rel), am, snr, res))
+        out += report.table(["model", "set", "precision", "output", "max abs err", "max rel err",
+                             "argmax", "SNR dB", "mp-run"], rows, "llllrrrrl")
         w("")
     return out
 
@@ -672,61 +656,52 @@ def render_nodes(cases: list[NodeCase], elapsed_s: float, subset: bool, jobs: in
       "*unsupported*: the importer rejects it, or an op has no CPU lowering yet; "
       "*crashed*: signal or exit code >= 128. *pass rate* = passed / (cases - unsupported).")
     w("")
-    w("| source | cases | passed | failed | error | unsupported | crashed | timeout | pass rate |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     groups = [(s, [c for c in cases if c.source == s]) for s in sources]
     if len(sources) > 1:
         groups.append(("all", cases))
+    rows = []
     for s, cs in groups:
         n = node_counts(cs)
         supported = len(cs) - n[UNSUPPORTED]
         rate = f"{100 * n[PASSED] / supported:.1f}%" if supported else ""
-        w(f"| {s} | {len(cs)} | {n[PASSED]} | {n[FAILED]} | {n[ERROR]} | {n[UNSUPPORTED]} | "
-          f"{n[CRASHED]} | {n[TIMEOUT]} | {rate} |")
+        rows.append((s, len(cs), n[PASSED], n[FAILED], n[ERROR], n[UNSUPPORTED], n[CRASHED],
+                     n[TIMEOUT], rate))
+    out += report.table(["source", "cases", "passed", "failed", "error", "unsupported", "crashed",
+                         "timeout", "pass rate"], rows, "lrrrrrrrr")
     w("")
 
-    table = not_lowered_table(cases)
     w("### Missing CPU lowerings")
     w("")
     w("Cases stopped by `cannot lower 'mp.X' ...: this op has no CPU lowering yet`. *blocks*: cases "
       "that name the op; *only blocker*: cases where it is the only op without a lowering (lowering it "
       "lets the case run).")
     w("")
-    if table:
-        w("| mp op | blocks | only blocker |")
-        w("|---|---:|---:|")
-        for op, n, only in table:
-            w(f"| {op} | {n} | {only} |")
-    else:
-        w("None.")
+    out += report.table(["mp op", "blocks", "only blocker"], not_lowered_table(cases), "lrr",
+                        empty="None.")
     w("")
 
     imp = Counter(r for c in cases if c.verdict.status == UNSUPPORTED for r in c.verdict.reasons
                   if not r.startswith("not lowered: "))
     w("### Unsupported at import (top 30)")
     w("")
-    w("| reason | cases |")
-    w("|---|---:|")
-    for reason, n in sorted(imp.items(), key=lambda kv: (-kv[1], kv[0]))[:30]:
-        w(f"| {_md(reason)} | {n} |")
-    if len(imp) > 30:
-        w(f"| ({len(imp) - 30} more reasons) | {sum(n for _, n in sorted(imp.items(), key=lambda kv: (-kv[1], kv[0]))[30:])} |")
+    ranked = sorted(imp.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(ranked) > 30:
+        ranked[30:] = [(f"({len(ranked) - 30} more reasons)", sum(n for _, n in ranked[30:]))]
+    out += report.table(["reason", "cases"], ranked, "lr")
     w("")
 
     failed = [c for c in cases if c.verdict.status == FAILED]
     w("### Wrong results (failed)")
     w("")
-    if failed:
-        w("| source | case | output | type | max abs err | max rel err | mp-run detail | numpy (ONNX runner check) | diagnosis |")
-        w("|---|---|---|---|---:|---:|---|---|---|")
-        for c in failed:
-            for r in c.rows:
-                if r.passed is False:
-                    np_why = next((f.split(": ", 1)[1] for f in c.numpy_failures if f.startswith(r.name + ": ")), "agrees: PASS")
-                    w(f"| {c.source} | {c.name} | {_md(r.name)} | {r.type} | {_g(r.max_abs)} | {_g(r.max_rel)} "
-                      f"| {_md(r.detail)} | {_md(np_why)} | {_md(known_failure(c.name))} |")
-    else:
-        w("None.")
+    rows = []
+    for c in failed:
+        for r in c.rows:
+            if r.passed is False:
+                np_why = next((f.split(": ", 1)[1] for f in c.numpy_failures if f.startswith(r.name + ": ")), "agrees: PASS")
+                rows.append((c.source, c.name, r.name, r.type, _g(r.max_abs), _g(r.max_rel), r.detail,
+                             np_why, known_failure(c.name)))
+    out += report.table(["source", "case", "output", "type", "max abs err", "max rel err", "mp-run detail",
+                         "numpy (ONNX runner check)", "diagnosis"], rows, "llllrr", empty="None.")
     w("")
 
     errors = [c for c in cases if c.verdict.status in (ERROR, CRASHED, TIMEOUT)]
@@ -737,17 +712,14 @@ def render_nodes(cases: list[NodeCase], elapsed_s: float, subset: bool, jobs: in
         example = {}
         for c in errors:
             example.setdefault(category(c.verdict.error), c.name)
-        w("| error (names blanked) | cases | example |")
-        w("|---|---:|---|")
-        for cat, n in sorted(cats.items(), key=lambda kv: (-kv[1], kv[0])):
-            w(f"| {_md(cat)} | {n} | {example[cat]} |")
+        out += report.table(["error (names blanked)", "cases", "example"],
+                            [(cat, n, example[cat])
+                             for cat, n in sorted(cats.items(), key=lambda kv: (-kv[1], kv[0]))], "lrl")
         w("")
         w("<details><summary>every case</summary>")
         w("")
-        w("| source | case | status | first error line |")
-        w("|---|---|---|---|")
-        for c in errors:
-            w(f"| {c.source} | {c.name} | {c.verdict.status} | {_md(c.verdict.error)} |")
+        out += report.table(["source", "case", "status", "first error line"],
+                            [(c.source, c.name, c.verdict.status, c.verdict.error) for c in errors])
         w("")
         w("</details>")
     else:
@@ -760,13 +732,9 @@ def render_nodes(cases: list[NodeCase], elapsed_s: float, subset: bool, jobs: in
     w("Cases where mp-run's PASS/FAIL differs from the ONNX runner's check (shape, dtype, "
       "`assert_allclose`) applied here to the `--output-dir` files.")
     w("")
-    if disagree:
-        w("| source | case | outputs |")
-        w("|---|---|---|")
-        for c in disagree:
-            w(f"| {c.source} | {c.name} | {_md('; '.join(c.numpy_disagrees))} |")
-    else:
-        w("None.")
+    out += report.table(["source", "case", "outputs"],
+                        [(c.source, c.name, "; ".join(c.numpy_disagrees)) for c in disagree],
+                        empty="None.")
     w("")
 
     passed = [c for c in cases if c.verdict.status == PASSED]
@@ -781,21 +749,12 @@ def render_nodes(cases: list[NodeCase], elapsed_s: float, subset: bool, jobs: in
 
 def render_report(models: list[ModelRun] | None, models_s: float, nodes: list[NodeCase] | None,
                   nodes_s: float, mp_run: Path, *, subset: bool, jobs: int, timeout: float) -> str:
-    out: list[str] = []
+    out = report.begin(
+        "Conformance of mp-run (CPU) against stored references",
+        "Generated by `python -m mp.tools.conformance` (see `bench/conformance.py`).",
+        extra=[f"mp-run: `{report.rel(mp_run)}` ({report.built(mp_run)})",
+               f"onnx (reader of the references): {onnx.__version__}, numpy {np.__version__}"])
     w = out.append
-    w("# Conformance of mp-run (CPU) against stored references")
-    w("")
-    w("Generated by `python -m mp_tools.conformance` (see `bench/conformance.py`).")
-    w("")
-    w(f"- Date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}")
-    w(f"- Machine: {node_tests.machine()}")
-    w(f"- mp commit: {node_tests.mp_commit()}")
-    try:
-        built = datetime.datetime.fromtimestamp(mp_run.stat().st_mtime).astimezone()
-        w(f"- mp-run: `{_rel(mp_run)}` (built {built.strftime('%Y-%m-%d %H:%M %Z')})")
-    except OSError:
-        w(f"- mp-run: `{_rel(mp_run)}`")
-    w(f"- onnx (reader of the references): {onnx.__version__}, numpy {np.__version__}")
     w("")
     if nodes is not None:
         n = node_counts(nodes)
@@ -816,7 +775,7 @@ def render_report(models: list[ModelRun] | None, models_s: float, nodes: list[No
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mp_tools.conformance",
+    ap = argparse.ArgumentParser(prog="python -m mp.tools.conformance",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--mp-run", type=Path, default=None, help="default: $MP_BUILD_DIR/bin/mp-run")
     ap.add_argument("--mp-opt", type=Path, default=None, help="default: $MP_BUILD_DIR/bin/mp-opt")
@@ -828,7 +787,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-models", action="store_true")
     ap.add_argument("--no-nodes", action="store_true")
     ap.add_argument("--generated", action="store_true",
-                    help="also the other mp_models examples (conv_vocoder, layernorm_overflow), "
+                    help="also the other mp.models examples (conv_vocoder, layernorm_overflow), "
                     "built into a temporary folder with onnxruntime references")
     args = ap.parse_args(argv)
     mp_run = args.mp_run or default_mp_run()
@@ -861,13 +820,13 @@ def main(argv: list[str] | None = None) -> int:
         nodes_s = time.monotonic() - start
         print(f"node tests: {len(nodes)} cases, {dict(node_counts(nodes))} in {nodes_s:.1f} s",
               file=sys.stderr)
-    report = render_report(models, models_s, nodes, nodes_s, mp_run, subset=args.subset,
-                           jobs=args.jobs, timeout=args.timeout)
+    text = render_report(models, models_s, nodes, nodes_s, mp_run, subset=args.subset,
+                         jobs=args.jobs, timeout=args.timeout)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report)
+        args.out.write_text(text)
     else:
-        sys.stdout.write(report)
+        sys.stdout.write(text)
     crashed = [c for c in (nodes or []) if c.verdict.status == CRASHED]
     crashed += [r for r in (models or []) if r.verdict.status == CRASHED]
     return 1 if crashed else 0

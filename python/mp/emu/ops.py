@@ -3,7 +3,7 @@
 One function per opcode family (the part before the first dot); each reads
 its operands with ``Launch.read`` as the instruction's type and writes the
 result's raw bits. Control flow (``bra``, ``ret``) is the scheduler's, in
-:mod:`mp_emu.execute`.
+:mod:`mp.emu.execute`.
 """
 
 from __future__ import annotations

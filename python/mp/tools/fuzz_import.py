@@ -1,6 +1,6 @@
 """Fuzz the ONNX importer of mp-opt with mutated real models.
 
-    python python/mp_tools/fuzz_import.py --seconds 600 --seed 1 [--jobs 2]
+    python -m mp.tools.fuzz_import --seconds 600 --seed 1 [--jobs 2]
 
 Seeds: /work/shared/models/*/model.onnx (../shared/models of the repository)
 and examples/tts_decoder/model.onnx. Each mutant gets one mutation kind,
@@ -44,7 +44,8 @@ from pathlib import Path
 import onnx
 from onnx import AttributeProto, TensorProto
 
-REPO = Path(__file__).resolve().parents[2]
+from . import REPO
+
 SHARED = REPO.parent / "shared" / "models"
 CRASH_DIR = Path("/tmp/mp-fuzz-crashes")
 CRASH_MARKERS = ("Stack dump", "PLEASE submit a bug report", "Assertion",

@@ -1,8 +1,8 @@
 """Command line: build an example model and its test data.
 
-    python -m mp_models NAME [-o PATH/model.onnx]
-    python -m mp_models all  [-o DIR]          (DIR/<name>/model.onnx, default examples)
-    python -m mp_models --list
+    python -m mp.models NAME [-o PATH/model.onnx]
+    python -m mp.models all  [-o DIR]          (DIR/<name>/model.onnx, default examples)
+    python -m mp.models --list
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from . import BUILDERS, write_example
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m mp_models",
+        prog="python -m mp.models",
         description="Write an example ONNX model and test_data_set_0/ beside it "
         "(outputs from onnxruntime CPU, graph optimizations disabled).",
     )

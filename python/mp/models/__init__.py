@@ -5,7 +5,7 @@ Each builder module has ``build() -> onnx.ModelProto`` and
 and one ``test_data_set_0/`` (ONNX backend-test layout) whose outputs come from
 onnxruntime on CPU with graph optimizations disabled.
 
-    python -m mp_models tts_decoder -o examples/tts_decoder/model.onnx
+    python -m mp.models tts_decoder -o examples/tts_decoder/model.onnx
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Run a kernel launch: basic blocks in the order of mp_emu.simt's scheduler."""
+"""Run a kernel launch: basic blocks in the order of mp.emu.simt's scheduler."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Only what the emulator needs: each ``.entry`` with its parameters, register
 declarations, ``.shared`` variables, labels and instructions. Instructions
-keep their operands as text; :mod:`mp_emu.simt` gives them meaning.
+keep their operands as text; :mod:`mp.emu.simt` gives them meaning.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Generate a large transformer-like ONNX model to measure import time/memory.
 
-    python python/mp_tools/big_model.py --gb 1 -o /tmp/big/model.onnx [--external]
+    python -m mp.tools.big_model --gb 1 -o /tmp/big/model.onnx [--external]
 
 Decoder blocks of a GPT-like model (opset 18, fp32): token embedding (Gather),
 then per layer LayerNormalization, Q/K/V/O projections (MatMul + Add bias),

@@ -5,7 +5,7 @@ few hundred bytes (each must stay < 20 KB). Each model exercises one error
 path of the ONNX importer; test/Import/errors-files.mlir checks the message
 and python/tests/test_import_errors.py checks the exit code is exactly 1.
 
-    python python/mp_tools/make_error_inputs.py [-o test/Inputs/errors]
+    python -m mp.tools.make_error_inputs [-o test/Inputs/errors]
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-REPO = Path(__file__).resolve().parents[2]
+from . import REPO
+
 DEFAULT_OUT = REPO / "test" / "Inputs" / "errors"
 OPSET = [helper.make_opsetid("", 18)]
 

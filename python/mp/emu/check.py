@@ -1,5 +1,5 @@
 """Run a CUDA library on a test data set and compare its outputs (the work
-of ``python -m mp_emu``; the emulator must be installed first)."""
+of ``python -m mp.emu``; the emulator must be installed first)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mp_tools.conformance import model_tolerances
+from ..tools.conformance import model_tolerances
 
 
 @dataclass

@@ -4,7 +4,7 @@ Each register is an array with one element per thread of the grid (raw bits:
 uint16, uint32 or uint64; bool for predicates); an instruction runs on the
 threads that are at it, all in one numpy operation.
 
-Scheduling (mp_emu.execute): basic blocks on one SIMT stack for the whole
+Scheduling (mp.emu.execute): basic blocks on one SIMT stack for the whole
 grid; threads that split at a branch meet again at its immediate
 post-dominator, so a barrier or a warp-wide instruction (``shfl.sync``,
 ``mma.sync``) after structured control flow sees every thread that reaches

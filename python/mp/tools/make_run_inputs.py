@@ -25,7 +25,7 @@ them, including the malformed inputs written here:
 * ``unsupported_op.onnx`` -- a model whose one node is an op ONNX does not
   have (``Foo``), for ``mp-run --test-dir``'s SKIP line.
 
-    python python/mp_tools/make_run_inputs.py [-o test/Execution/Inputs]
+    python -m mp.tools.make_run_inputs [-o test/Execution/Inputs]
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-REPO = Path(__file__).resolve().parents[2]
+from . import REPO
+
 DEFAULT_OUT = REPO / "test" / "Execution" / "Inputs"
 MODEL = "add_matmul_softmax.onnx"
 

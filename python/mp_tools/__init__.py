@@ -1,1 +1,0 @@
-"""Tools around mp-opt: sweeps and reports (no MLIR dependency, only onnx)."""
