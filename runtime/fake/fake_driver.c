@@ -3,7 +3,7 @@
 // flavours include this file (it is not compiled on its own):
 //   test/Runtime/Inputs/fake_cuda.c  the tests' driver: host malloc, one
 //                                    kernel (fake_add), captured graphs
-//   python/mp_emu/emu_driver.c       the PTX emulator's driver: one memory
+//   python/mp/emu/emu_driver.c       the PTX emulator's driver: one memory
 //                                    mapping, launches run by the emulator
 // Every driver entry point the runtime uses is defined here once, with the
 // signature of runtime/lib/CudaSymbols.def (a mismatch does not compile):

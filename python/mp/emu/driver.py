@@ -45,7 +45,7 @@ def _fake_driver_dir() -> Path:
     for root in Path(__file__).resolve().parents:
         if (root / FAKE_DRIVER).is_file():
             return (root / FAKE_DRIVER).parent
-    raise RuntimeError(f"mp_emu needs {FAKE_DRIVER} of the mp sources to build its driver: "
+    raise RuntimeError(f"mp.emu needs {FAKE_DRIVER} of the mp sources to build its driver: "
                        "set MP_FAKE_DRIVER_DIR to that folder")
 
 
@@ -68,7 +68,7 @@ def build_driver(out_dir: Path | None = None) -> Path:
         return out
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if not cc:
-        raise RuntimeError("mp_emu needs a C compiler (cc, gcc or clang) to build its driver")
+        raise RuntimeError("mp.emu needs a C compiler (cc, gcc or clang) to build its driver")
     tmp = out.with_suffix(f".{os.getpid()}.tmp")
     subprocess.run([cc, "-shared", "-fPIC", "-O2", "-I", str(fake), "-o", str(tmp), str(SOURCE)],
                    check=True)
