@@ -776,10 +776,8 @@ def _failed(r) -> str:
 def cell_nodes(r):
     if _err(r):
         return _failed(r)
-    s = f"{r['nodes_f16']} / {r['nodes_total']}"
-    if r.get("nodes_mixed"):
-        s += f" ({r['nodes_mixed']} mixed)"
-    return s
+    mixed = r.get("nodes_mixed")
+    return f"{r['nodes_f16']} / {r['nodes_total']}" + (f" ({mixed} mixed)" if mixed else "")
 
 
 def cell_casts(r):
@@ -789,10 +787,9 @@ def cell_casts(r):
 def cell_share(r):
     if _err(r):
         return _failed(r)
-    s = f"{100 * r['contraction_flops_f16_share']:.2f}%"
-    if r.get("flops_unknown_nodes"):
-        s += f" ({len(r['flops_unknown_nodes'])} contraction nodes of unknown shape)"
-    return s
+    unknown = len(r.get("flops_unknown_nodes") or [])
+    return (f"{100 * r['contraction_flops_f16_share']:.2f}%"
+            + (f" ({unknown} contraction nodes of unknown shape)" if unknown else ""))
 
 
 def cell_weights(r):
