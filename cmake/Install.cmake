@@ -27,6 +27,12 @@ endif()
 
 install(TARGETS mp-opt mp-run mp-compile RUNTIME DESTINATION "${MP_INSTALL_BINDIR}")
 install(TARGETS MPCAPI LIBRARY DESTINATION lib)
+if(SKBUILD)
+  # mp.emu compiles its driver with runtime/fake of the first folder above the
+  # package that has it (python/mp/emu/driver.py): the package itself.
+  install(FILES "${PROJECT_SOURCE_DIR}/runtime/fake/fake_driver.c" DESTINATION runtime/fake)
+  install(FILES "${PROJECT_SOURCE_DIR}/runtime/lib/CudaSymbols.def" DESTINATION runtime/lib)
+endif()
 
 # Installed, the tools and libMPCAPI.so find libmp_runtime.so beside them
 # (PREFIX/lib; the tools' own INSTALL_RPATH is $ORIGIN/../lib) or in the
