@@ -53,7 +53,8 @@ bool JitModel::prepare(ArrayRef<HostTensor> inputs) {
   return variantFor(inputs) != nullptr;
 }
 
-bool JitModel::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &outputs) {
+bool JitModel::run(ArrayRef<HostTensor> inputs,
+                   std::vector<HostTensor> &outputs) {
   CpuRunner *runner = variantFor(inputs);
   if (!runner)
     return false;

@@ -32,7 +32,8 @@ bool fitsSpec(const HostTensor &spec, const HostTensor &given,
   bool ok = spec.elementType == given.elementType &&
             spec.shape.size() == given.shape.size();
   for (size_t i = 0; ok && i < spec.shape.size(); ++i)
-    ok = ShapedType::isDynamic(spec.shape[i]) || spec.shape[i] == given.shape[i];
+    ok =
+        ShapedType::isDynamic(spec.shape[i]) || spec.shape[i] == given.shape[i];
   ok &= (int64_t)given.data.size() ==
         given.numElements() * HostTensor::elementBytes(given.elementType);
   if (!ok)
@@ -58,9 +59,8 @@ static EntrySignature::DeclaredShape declaredShape(Type type,
     shape.sizes.assign(ranked.getShape().begin(), ranked.getShape().end());
   auto names = attrs ? attrs.getAs<ArrayAttr>("mp.dims") : ArrayAttr();
   for (size_t i = 0; i < shape.sizes.size(); ++i) {
-    auto name = names && i < names.size()
-                    ? dyn_cast<StringAttr>(names[i])
-                    : StringAttr();
+    auto name = names && i < names.size() ? dyn_cast<StringAttr>(names[i])
+                                          : StringAttr();
     shape.names.push_back(name ? name.str() : "");
   }
   return shape;
@@ -79,11 +79,11 @@ bool EntrySignature::checkKvCache(ArrayRef<HostTensor> given,
   if (kvCache.lengthInput < 0)
     return true;
   const std::string &name = inputs[kvCache.lengthInput].name;
-  auto it = llvm::find_if(given, [&](const HostTensor &t) {
-    return t.name == name;
-  });
+  auto it =
+      llvm::find_if(given, [&](const HostTensor &t) { return t.name == name; });
   if (it == given.end() || it->data.size() != sizeof(int64_t)) {
-    error = "input '" + name + "' must be one int64 (the filled KV cache "
+    error = "input '" + name +
+            "' must be one int64 (the filled KV cache "
             "positions)";
     return false;
   }
@@ -95,8 +95,8 @@ bool EntrySignature::checkKvCache(ArrayRef<HostTensor> given,
           std::to_string(kvCache.newPositions) +
           " new position(s) per step the KV cache needs " +
           std::to_string(length + kvCache.newPositions) +
-          " positions, and it holds 0 to " +
-          std::to_string(kvCache.capacity) + " (mp-compile --max-seq-len)";
+          " positions, and it holds 0 to " + std::to_string(kvCache.capacity) +
+          " (mp-compile --max-seq-len)";
   return false;
 }
 
@@ -126,8 +126,7 @@ static void recordInPlaceCaches(func::FuncOp func, EntrySignature &entry) {
 }
 
 LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
-                           EntrySignature &entry,
-                           const EntryOptions &options) {
+                           EntrySignature &entry, const EntryOptions &options) {
   MLIRContext *ctx = module->getContext();
   Location loc = module->getLoc();
   auto funcs = module.getOps<func::FuncOp>();
@@ -145,8 +144,8 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
       if (t.name == argName)
         given = &t;
     if (!given)
-      return emitError(loc) << "missing input '" << argName << "' (" << type
-                            << ")";
+      return emitError(loc)
+             << "missing input '" << argName << "' (" << type << ")";
     // A cache the in-place pass will store in the attention's type may be
     // given in it already; the compiled signature is checked later.
     Type expected = type;
@@ -155,8 +154,7 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
       expected = cast<RankedTensorType>(type).clone(given->elementType);
     if (failed(checkInputTensor(loc, argName, expected, *given)))
       return failure();
-    entry.declaredInputs.push_back(
-        declaredShape(type, func.getArgAttrDict(i)));
+    entry.declaredInputs.push_back(declaredShape(type, func.getArgAttrDict(i)));
     names.push_back(argName);
     if (!options.dynamicShapes ||
         llvm::is_contained(options.pinnedInputs, argName))
@@ -172,8 +170,8 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
   for (const HostTensor &t : inputs)
     if (!llvm::is_contained(names, t.name) &&
         !(options.maxSeqLen > 0 && t.name == inPlace.lengthInput))
-      return emitError(loc) << "the model has no input named '" << t.name
-                            << "'";
+      return emitError(loc)
+             << "the model has no input named '" << t.name << "'";
 
   for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
     entry.declaredOutputs.push_back(
@@ -194,9 +192,9 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
     spec.name = name.str();
     auto ranked = cast<RankedTensorType>(type);
     if (!ranked.hasStaticShape() && !options.dynamicShapes)
-      return emitError(loc) << what << " '" << spec.name
-                            << "' keeps a dynamic shape " << type
-                            << " after specializing to the inputs",
+      return emitError(loc)
+                 << what << " '" << spec.name << "' keeps a dynamic shape "
+                 << type << " after specializing to the inputs",
              failure();
     spec.elementType = ranked.getElementType();
     spec.shape.assign(ranked.getShape().begin(), ranked.getShape().end());
@@ -204,9 +202,8 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
   };
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     auto name = func.getArgAttrOfType<StringAttr>(i, "mp.name");
-    FailureOr<HostTensor> spec =
-        describe(type, name ? name.getValue() : "#" + std::to_string(i),
-                 "input");
+    FailureOr<HostTensor> spec = describe(
+        type, name ? name.getValue() : "#" + std::to_string(i), "input");
     if (failed(spec))
       return failure();
     entry.inputs.push_back(std::move(*spec));
@@ -217,8 +214,7 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
   for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
     auto name = func.getResultAttrOfType<StringAttr>(i, "mp.name");
     FailureOr<HostTensor> spec = describe(
-        type, name ? name.getValue() : "output_" + std::to_string(i),
-        "output");
+        type, name ? name.getValue() : "output_" + std::to_string(i), "output");
     if (failed(spec))
       return failure();
     entry.outputs.push_back(std::move(*spec));

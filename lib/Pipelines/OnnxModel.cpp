@@ -4,8 +4,8 @@
 #include "mp/Dialect/Mp/IR/MpDialect.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Import/OnnxImporter.h"
-#include "mp/Precision/Policy.h"
 #include "mp/Pipelines/Pipelines.h"
+#include "mp/Precision/Policy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -20,7 +20,9 @@ namespace mp {
 /// Integer and bool inputs with at most this many elements are compiled in.
 constexpr int64_t kMaxCompiledInElements = 64;
 /// The input mp-kv-cache-in-place adds (its default length-input).
-static std::string fillLevelInput() { return KvCacheInPlaceOptions().lengthInput; }
+static std::string fillLevelInput() {
+  return KvCacheInPlaceOptions().lengthInput;
+}
 
 void registerModelDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
@@ -28,7 +30,7 @@ void registerModelDialects(DialectRegistry &registry) {
 }
 
 std::unique_ptr<OnnxModel> OnnxModel::load(MLIRContext *ctx, StringRef path,
-                                   const ModelOptions &options) {
+                                           const ModelOptions &options) {
   Location loc = FileLineColLoc::get(ctx, path, 0, 0);
   if (!options.policyFile.empty() && !options.mixed)
     return emitError(loc) << "a precision policy only applies to mixed "
@@ -52,9 +54,8 @@ std::unique_ptr<OnnxModel> OnnxModel::load(MLIRContext *ctx, StringRef path,
   model->modelPath = path.str();
   model->modelOptions = options;
   for (const GraphValueInfo &v : ins)
-    model->inputSpecs.push_back(
-        {v.name, v.type.getElementType(),
-         SmallVector<int64_t>(v.type.getShape())});
+    model->inputSpecs.push_back({v.name, v.type.getElementType(),
+                                 SmallVector<int64_t>(v.type.getShape())});
   for (const GraphValueInfo &v : outs) {
     TensorSpec spec{v.name, {}, {}};
     if (v.type) {
@@ -108,8 +109,7 @@ std::unique_ptr<OnnxModel> OnnxModel::load(MLIRContext *ctx, StringRef path,
   if (probe) {
     model->findShapeInputs(*probe);
     model->knowsShapeInputs = true;
-    if (options.maxSeqLen > 0 &&
-        failed(model->describeInPlaceCaches(*probe)))
+    if (options.maxSeqLen > 0 && failed(model->describeInPlaceCaches(*probe)))
       return nullptr;
     model->firstImport = std::move(probe);
   }
@@ -206,26 +206,24 @@ bool OnnxModel::checkInputs(ArrayRef<HostTensor> inputs) const {
     auto spec = llvm::find_if(
         inputSpecs, [&](const TensorSpec &s) { return s.name == name; });
     if (spec == inputSpecs.end())
-      return emitError(loc) << "the model has no input named '" << t.name
-                            << "'",
+      return emitError(loc)
+                 << "the model has no input named '" << t.name << "'",
              false;
     for (const HostTensor &other : inputs.take_front(i))
       if (other.name == t.name)
         return emitError(loc) << "input '" << t.name << "' is given twice",
                false;
-    if (failed(checkInputTensor(loc, t.name,
-                                RankedTensorType::get(spec->shape,
-                                                      spec->elementType),
-                                t)))
+    if (failed(checkInputTensor(
+            loc, t.name, RankedTensorType::get(spec->shape, spec->elementType),
+            t)))
       return false;
   }
   for (const TensorSpec &spec : inputSpecs)
     if (llvm::none_of(inputs,
                       [&](const HostTensor &t) { return t.name == spec.name; }))
-      return emitError(loc) << "missing input '" << spec.name << "' ("
-                            << RankedTensorType::get(spec.shape,
-                                                     spec.elementType)
-                            << ")",
+      return emitError(loc)
+                 << "missing input '" << spec.name << "' ("
+                 << RankedTensorType::get(spec.shape, spec.elementType) << ")",
              false;
   return true;
 }
@@ -269,8 +267,8 @@ LogicalResult OnnxModel::describeInPlaceCaches(ModuleOp probe) {
       }
     }
   });
-  inputSpecs.push_back(TensorSpec{fillLevelInput(),
-                                  IntegerType::get(ctx, 64), {}});
+  inputSpecs.push_back(
+      TensorSpec{fillLevelInput(), IntegerType::get(ctx, 64), {}});
   return success();
 }
 
@@ -307,7 +305,7 @@ std::string OnnxModel::variantKey(ArrayRef<HostTensor> inputs) const {
 
 OwningOpRef<ModuleOp>
 OnnxModel::buildVariant(ArrayRef<HostTensor> inputs,
-                    std::vector<HostTensor> &runtimeInputs) {
+                        std::vector<HostTensor> &runtimeInputs) {
   ImportOptions importOptions;
   runtimeInputs.clear();
   for (const HostTensor &t : inputs) {
@@ -345,7 +343,7 @@ OnnxModel::buildVariant(ArrayRef<HostTensor> inputs,
       pm.addPass(createFuseAttention());
     if (modelOptions.mixed)
       buildMixedPrecisionPipeline(pm, modelOptions.policyFile, "", false,
-                                KeepIoTypes::Yes);
+                                  KeepIoTypes::Yes);
     if (failed(pm.run(*module)))
       return nullptr;
   }

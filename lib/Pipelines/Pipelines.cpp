@@ -12,11 +12,11 @@
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
-#include "mlir/Dialect/Linalg/Passes.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -36,8 +36,7 @@ struct MixedPrecisionOptions
                       llvm::cl::desc("Print the summary table on stderr"),
                       llvm::cl::init(false)};
   Option<mp::KeepIoTypes> keepIoTypes{
-      *this, "keep-io-types",
-      llvm::cl::desc("Keep graph input/output types"),
+      *this, "keep-io-types", llvm::cl::desc("Keep graph input/output types"),
       llvm::cl::init(mp::KeepIoTypes::Policy),
       llvm::cl::values(
           clEnumValN(mp::KeepIoTypes::Policy, "policy",
@@ -109,7 +108,7 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
   mp::MpToLinalgOptions toLinalg;
   toLinalg.attention = outlineAndVectorize ? mp::AttentionLowering::Streaming
                        : flashAttention    ? mp::AttentionLowering::GpuFlash
-                                           : mp::AttentionLowering::Materialized;
+                                        : mp::AttentionLowering::Materialized;
   pm.addPass(mp::createMpToLinalg(toLinalg, mp::buildFlashAttentionGpu));
   pm.addPass(createCanonicalizerPass());
   if (outlineAndVectorize) {

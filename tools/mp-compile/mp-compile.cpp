@@ -19,9 +19,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "mp/Compile/Library.h"
+#include "mp/Import/TensorFile.h"
 #include "mp/Pipelines/CudaToolkit.h"
 #include "mp/Pipelines/OnnxModel.h"
-#include "mp/Import/TensorFile.h"
 #include "mp/Support/ShapeSyntax.h"
 #include "mp/Support/ToolOptions.h"
 
@@ -42,62 +42,68 @@ namespace cl = llvm::cl;
 /// What --help lists (LLVM's own options are hidden, see main).
 static cl::OptionCategory toolOptions("mp-compile options");
 
-static cl::opt<std::string> modelPath(cl::cat(toolOptions), cl::Positional, cl::desc("<model.onnx>"));
-static cl::opt<std::string> outputPath(cl::cat(toolOptions), "o", cl::desc("output library (.so), "
-                                                     "or the stage's text"),
+static cl::opt<std::string> modelPath(cl::cat(toolOptions), cl::Positional,
+                                      cl::desc("<model.onnx>"));
+static cl::opt<std::string> outputPath(cl::cat(toolOptions), "o",
+                                       cl::desc("output library (.so), "
+                                                "or the stage's text"),
                                        cl::value_desc("path"));
-static cl::opt<std::string> target(cl::cat(toolOptions), "target", cl::init("cpu"),
-                                   cl::desc("cpu or cuda"));
+static cl::opt<std::string> target(cl::cat(toolOptions), "target",
+                                   cl::init("cpu"), cl::desc("cpu or cuda"));
 static cl::list<std::string>
     gpus(cl::cat(toolOptions), "gpu", cl::CommaSeparated,
          cl::desc("GPU architectures for --target cuda: sm_XY for cubins, "
                   "compute_XY for PTX (default sm_80,sm_90)"));
-static cl::opt<std::string> precision(cl::cat(toolOptions), "precision", cl::init("fp32"),
+static cl::opt<std::string> precision(cl::cat(toolOptions), "precision",
+                                      cl::init("fp32"),
                                       cl::desc("fp32 or mixed"));
 static cl::opt<std::string> policyFile(cl::cat(toolOptions), "policy",
                                        cl::desc("precision policy (mixed)"));
-static cl::opt<bool> fuseAttention(cl::cat(toolOptions), 
-    "fuse-attention", cl::desc("replace decomposed attention with "
-                               "mp.attention first (mp-fuse-attention)"));
-static cl::opt<int64_t> maxSeqLen(cl::cat(toolOptions), 
-    "max-seq-len", cl::init(0),
+static cl::opt<bool>
+    fuseAttention(cl::cat(toolOptions), "fuse-attention",
+                  cl::desc("replace decomposed attention with "
+                           "mp.attention first (mp-fuse-attention)"));
+static cl::opt<int64_t> maxSeqLen(
+    cl::cat(toolOptions), "max-seq-len", cl::init(0),
     cl::desc("keep the KV caches of fused attention in buffers of this many "
              "positions, updated in place; adds the input "
              "past_sequence_length (mp-kv-cache-in-place)"));
-static cl::opt<std::string> training(cl::cat(toolOptions), 
-    "training",
-    cl::desc("compile a training step instead: mp-build-training-step "
-             "options, e.g. \"loss=loss optimizer=adamw lr=1e-3\" "
-             "(docs/training.md)"));
-static cl::opt<std::string> lossScaling(cl::cat(toolOptions), 
-    "loss-scaling",
+static cl::opt<std::string>
+    training(cl::cat(toolOptions), "training",
+             cl::desc("compile a training step instead: mp-build-training-step "
+                      "options, e.g. \"loss=loss optimizer=adamw lr=1e-3\" "
+                      "(docs/training.md)"));
+static cl::opt<std::string> lossScaling(
+    cl::cat(toolOptions), "loss-scaling",
     cl::desc("with --training: mp-insert-loss-scaling options, e.g. "
              "\"mode=dynamic\""));
 static cl::list<std::string>
-    inputShapes(cl::cat(toolOptions), "input-shape", cl::desc("NAME=1x16: pin input NAME's shape; "
-                                        "repeatable"));
-static cl::opt<std::string> shapesFrom(cl::cat(toolOptions), 
-    "shapes-from",
+    inputShapes(cl::cat(toolOptions), "input-shape",
+                cl::desc("NAME=1x16: pin input NAME's shape; "
+                         "repeatable"));
+static cl::opt<std::string> shapesFrom(
+    cl::cat(toolOptions), "shapes-from",
     cl::desc("ONNX test_data_set folder: input shapes, and the values of "
              "inputs that decide shapes"));
 static cl::opt<std::string>
     emit(cl::cat(toolOptions), "emit", cl::init("library"),
          cl::desc("library, or a stage: mlir (lowered module), llvm (host "
                   "LLVM IR), ptx (every kernel, per architecture)"));
-static cl::opt<int64_t> blockSize(cl::cat(toolOptions), "block-size", cl::init(256),
+static cl::opt<int64_t> blockSize(cl::cat(toolOptions), "block-size",
+                                  cl::init(256),
                                   cl::desc("CUDA threads per block"));
-static cl::opt<bool> noTensorCores(cl::cat(toolOptions), 
-    "no-tensor-cores",
+static cl::opt<bool> noTensorCores(
+    cl::cat(toolOptions), "no-tensor-cores",
     cl::desc("CUDA: f16 contractions on CUDA cores instead of Tensor Cores "
              "(which need sm_80 or newer on every --gpu)"));
 
-static cl::opt<bool> noFlashAttention(cl::cat(toolOptions), 
-    "no-flash-attention",
+static cl::opt<bool> noFlashAttention(
+    cl::cat(toolOptions), "no-flash-attention",
     cl::desc("CUDA: attention with materialized scores instead of the "
              "split-KV flash attention kernels"));
 
-static cl::opt<bool> dynamicShapes(cl::cat(toolOptions), 
-    "dynamic-shapes",
+static cl::opt<bool> dynamicShapes(
+    cl::cat(toolOptions), "dynamic-shapes",
     cl::desc("keep the dynamic dims of inputs not given with "
              "--input-shape or --shapes-from; the library then runs through "
              "mp_library_run_shaped and reports output shapes per run"));
@@ -116,8 +122,7 @@ static bool collectInputs(MLIRContext *ctx, mp::OnnxModel &model,
   std::string error;
   if (!shapesFrom.empty()) {
     if (!llvm::sys::fs::is_directory(shapesFrom))
-      return fail("--shapes-from: '" + shapesFrom + "' is not a folder"),
-             false;
+      return fail("--shapes-from: '" + shapesFrom + "' is not a folder"), false;
     for (const std::string &file : mp::numberedFiles(shapesFrom, "input")) {
       mp::HostTensor t;
       if (!mp::readTensorFile(file, ctx, t, error))
@@ -139,12 +144,12 @@ static bool collectInputs(MLIRContext *ctx, mp::OnnxModel &model,
       return s.name == name;
     });
     if (spec == model.inputs().end())
-      return fail("--input-shape: the model has no input named '" + name +
-                  "'"),
+      return fail("--input-shape: the model has no input named '" + name + "'"),
              false;
     if (llvm::any_of(inputs,
                      [&](const mp::HostTensor &t) { return t.name == name; }))
-      return fail("input '" + name + "' has its shape from --shapes-from "
+      return fail("input '" + name +
+                  "' has its shape from --shapes-from "
                   "already"),
              false;
     mp::HostTensor t;
@@ -290,7 +295,8 @@ int main(int argc, char **argv) {
   for (const mp::HostTensor &t : inputs)
     if (model->isCompiledIn(t) && (llvm::is_contained(pinnedOnly, t.name) ||
                                    llvm::is_contained(keptDynamic, t.name)))
-      return fail("input '" + t.name + "' decides output shapes, so its "
+      return fail("input '" + t.name +
+                  "' decides output shapes, so its "
                   "value is compiled in: give it with --shapes-from DIR");
   std::vector<mp::HostTensor> runtimeInputs;
   OwningOpRef<ModuleOp> module = model->buildVariant(inputs, runtimeInputs);

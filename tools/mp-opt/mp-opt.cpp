@@ -8,9 +8,9 @@
 
 #include "mp/Dialect/Mp/IR/MpDialect.h"
 #include "mp/Import/OnnxImporter.h"
+#include "mp/Pipelines/Pipelines.h"
 #include "mp/Precision/Policy.h"
 #include "mp/Support/ToolOptions.h"
-#include "mp/Pipelines/Pipelines.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
@@ -39,14 +39,14 @@ static llvm::cl::opt<bool>
                                "(domain, op type, reviewed since-versions)"),
                 llvm::cl::init(false));
 
-static llvm::cl::opt<bool> printPrecisionPolicy(llvm::cl::cat(toolOptions), 
-    "print-precision-policy",
+static llvm::cl::opt<bool> printPrecisionPolicy(
+    llvm::cl::cat(toolOptions), "print-precision-policy",
     llvm::cl::desc("Print the built-in precision policy as a markdown table "
                    "(ONNX op type, class, fp32 accumulation, reason)"),
     llvm::cl::init(false));
 
-static llvm::cl::opt<bool> noOutput(llvm::cl::cat(toolOptions), 
-    "no-output",
+static llvm::cl::opt<bool> noOutput(
+    llvm::cl::cat(toolOptions), "no-output",
     llvm::cl::desc("Import an ONNX model and run the pipeline without "
                    "printing the result (report-only passes, measurements)"),
     llvm::cl::init(false));

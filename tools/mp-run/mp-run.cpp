@@ -52,15 +52,17 @@ namespace cl = llvm::cl;
 /// What --help lists (LLVM's own options are hidden, see main).
 static cl::OptionCategory toolOptions("mp-run options");
 
-static cl::opt<std::string> modelPath(cl::cat(toolOptions), cl::Positional, cl::desc("<model.onnx>"));
+static cl::opt<std::string> modelPath(cl::cat(toolOptions), cl::Positional,
+                                      cl::desc("<model.onnx>"));
 static cl::list<std::string>
-    inputArgs(cl::cat(toolOptions), "input", cl::desc("NAME=FILE (.npy or .pb); repeatable"));
-static cl::list<std::string> inputShapes(cl::cat(toolOptions), 
-    "input-shape",
+    inputArgs(cl::cat(toolOptions), "input",
+              cl::desc("NAME=FILE (.npy or .pb); repeatable"));
+static cl::list<std::string> inputShapes(
+    cl::cat(toolOptions), "input-shape",
     cl::desc("NAME=1x16: the shape of input NAME (checks a given input; "
              "generated inputs take it); repeatable"));
-static cl::opt<bool> generateInputs(cl::cat(toolOptions), 
-    "generate-inputs",
+static cl::opt<bool> generateInputs(
+    cl::cat(toolOptions), "generate-inputs",
     cl::desc("fill inputs not given: floats uniform in [-1, 1) from a fixed "
              "seed, integers and bools zero"));
 static cl::opt<std::string>
@@ -68,12 +70,14 @@ static cl::opt<std::string>
                cl::desc("ONNX test_data_set folder: default inputs and "
                         "expected outputs"));
 static cl::opt<std::string>
-    testDir(cl::cat(toolOptions), "test-dir", cl::desc("run every */model.onnx with its "
-                                 "test_data_set_* folders under DIR"));
-static cl::opt<unsigned> caseTimeout(cl::cat(toolOptions), 
-    "timeout", cl::init(300),
-    cl::desc("--test-dir: seconds per case before it is killed"));
-static cl::opt<std::string> precision(cl::cat(toolOptions), "precision", cl::init("fp32"),
+    testDir(cl::cat(toolOptions), "test-dir",
+            cl::desc("run every */model.onnx with its "
+                     "test_data_set_* folders under DIR"));
+static cl::opt<unsigned>
+    caseTimeout(cl::cat(toolOptions), "timeout", cl::init(300),
+                cl::desc("--test-dir: seconds per case before it is killed"));
+static cl::opt<std::string> precision(cl::cat(toolOptions), "precision",
+                                      cl::init("fp32"),
                                       cl::desc("fp32 or mixed"));
 static cl::opt<std::string> policyFile(cl::cat(toolOptions), "policy",
                                        cl::desc("precision policy (mixed)"));
@@ -87,24 +91,24 @@ static cl::opt<double> atolOpt(cl::cat(toolOptions), "atol", cl::init(-1),
                                cl::desc("absolute tolerance (default 1e-5 "
                                         "for fp32, 1e-2 for fp16 outputs or "
                                         "--precision mixed)"));
-static cl::opt<bool> fuseAttention(cl::cat(toolOptions), 
-    "fuse-attention",
+static cl::opt<bool> fuseAttention(
+    cl::cat(toolOptions), "fuse-attention",
     cl::desc("replace decomposed attention with mp.attention first "
              "(mp-fuse-attention)"));
-static cl::opt<int64_t> maxSeqLen(cl::cat(toolOptions), 
-    "max-seq-len", cl::init(0),
+static cl::opt<int64_t> maxSeqLen(
+    cl::cat(toolOptions), "max-seq-len", cl::init(0),
     cl::desc("with --fuse-attention: KV caches of this many positions "
              "updated in place; adds the input past_sequence_length"));
-static cl::opt<bool> dynamicShapes(cl::cat(toolOptions), 
-    "dynamic-shapes",
+static cl::opt<bool> dynamicShapes(
+    cl::cat(toolOptions), "dynamic-shapes",
     cl::desc("compile once for every input shape: dynamic dims stay "
              "dynamic instead of being specialized to the inputs"));
 static cl::opt<unsigned>
     repeat(cl::cat(toolOptions), "repeat", cl::init(0),
            cl::desc("run N more times and print the compile and run times"));
 
-static cl::opt<bool> deviceBuffers(cl::cat(toolOptions), 
-    "device-buffers",
+static cl::opt<bool> deviceBuffers(
+    cl::cat(toolOptions), "device-buffers",
     cl::desc("a compiled library runs on buffers in its own memory "
              "(mp_library_run_device): inputs uploaded once, outputs "
              "downloaded once, nothing copied per run"));
@@ -220,8 +224,7 @@ static bool parsePins(ArrayRef<std::string> names,
                   "'"),
              false;
     if (!llvm::is_contained(names, name))
-      return fail("--input-shape: the model has no input named '" + name +
-                  "'"),
+      return fail("--input-shape: the model has no input named '" + name + "'"),
              false;
     pins[name] = *shape;
   }
@@ -384,13 +387,13 @@ int main(int argc, char **argv) {
     return 1;
   for (const mp::HostTensor &t : inputs) {
     auto pin = pins.find(t.name);
-    if (pin != pins.end() && ArrayRef<int64_t>(pin->second) != ArrayRef<int64_t>(t.shape))
+    if (pin != pins.end() &&
+        ArrayRef<int64_t>(pin->second) != ArrayRef<int64_t>(t.shape))
       return fail("input '" + t.name + "' is " + t.describe() +
                   ", but --input-shape gives " + pin->getKey() + "=" +
-                  llvm::join(llvm::map_range(pin->second,
-                                             [](int64_t d) {
-                                               return std::to_string(d);
-                                             }),
+                  llvm::join(llvm::map_range(
+                                 pin->second,
+                                 [](int64_t d) { return std::to_string(d); }),
                              "x"));
   }
   for (const mp::TensorSpec &spec : model->inputs()) {
@@ -410,9 +413,8 @@ int main(int argc, char **argv) {
                   typeString(type));
     if (llvm::any_of(shape, ShapedType::isDynamic))
       return fail("input '" + spec.name + "' has dynamic dims (" +
-                  typeString(type) +
-                  "): give its shape with --input-shape " + spec.name +
-                  "=...");
+                  typeString(type) + "): give its shape with --input-shape " +
+                  spec.name + "=...");
     inputs.push_back(generate(spec.name, spec.elementType, shape));
     llvm::errs() << "mp-run: note: generated input '" << spec.name << "' "
                  << inputs.back().describe() << "\n";

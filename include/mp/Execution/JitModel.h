@@ -53,8 +53,7 @@ public:
   bool prepare(llvm::ArrayRef<HostTensor> inputs);
 
   /// Runs on named inputs (see nameInputs), compiling first if needed.
-  bool run(llvm::ArrayRef<HostTensor> inputs,
-           std::vector<HostTensor> &outputs);
+  bool run(llvm::ArrayRef<HostTensor> inputs, std::vector<HostTensor> &outputs);
 
   /// Number of JIT-compiled variants held.
   size_t numVariants() const { return variants.size(); }

@@ -1,4 +1,5 @@
-//===- OnnxModel.h - an ONNX model and the modules built from it -*- C++ -*-===//
+//===- OnnxModel.h - an ONNX model and the modules built from it -*- C++
+//-*-===//
 //
 // The one place that turns "a model file, options and some input tensors"
 // into the mp module to compile for them: the JIT (JitModel: mp-run, the C
@@ -14,8 +15,8 @@
 #include "mp/Support/HostTensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/OwningOpRef.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <memory>
@@ -77,8 +78,8 @@ class OnnxModel {
 public:
   /// Imports `path` once to check it and learn its inputs and outputs.
   static std::unique_ptr<OnnxModel> load(mlir::MLIRContext *ctx,
-                                     llvm::StringRef path,
-                                     const ModelOptions &options);
+                                         llvm::StringRef path,
+                                         const ModelOptions &options);
 
   llvm::ArrayRef<TensorSpec> inputs() const { return inputSpecs; }
   llvm::ArrayRef<TensorSpec> outputs() const { return outputSpecs; }

@@ -13,8 +13,7 @@ namespace mp {
 /// still work and --help-hidden lists them. Options registered later (the
 /// MLIR pass manager's, the pass list) stay visible, so call this first in
 /// main.
-void hideLibraryOptions(
-    llvm::ArrayRef<const llvm::cl::OptionCategory *> keep);
+void hideLibraryOptions(llvm::ArrayRef<const llvm::cl::OptionCategory *> keep);
 
 } // namespace mp
 

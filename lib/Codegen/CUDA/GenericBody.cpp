@@ -151,10 +151,10 @@ Value mp::evaluateSlice(OpBuilder &b, Location loc, linalg::GenericOp op,
   Block *body = op.getBody();
   for (unsigned input : slice.inputs) {
     OpOperand *operand = op.getDpsInputOperand(input);
-    map.map(body->getArgument(input),
-            memref::LoadOp::create(b, loc, operand->get(),
-                                   operandIndices(b, loc, op, *operand,
-                                                  point)));
+    map.map(
+        body->getArgument(input),
+        memref::LoadOp::create(b, loc, operand->get(),
+                               operandIndices(b, loc, op, *operand, point)));
   }
   for (Operation *inBody : slice.ops)
     b.clone(*inBody, map);

@@ -70,8 +70,8 @@ public:
   mlir::Value select(mlir::Value cond, mlir::Value x, mlir::Value y);
   /// Writes `linear` (row-major over `dims` of extents `sizes[dim]`, in
   /// range) into `point[dim]`.
-  void delinearize(llvm::ArrayRef<unsigned> dims,
-                   llvm::ArrayRef<int64_t> sizes, mlir::Value linear,
+  void delinearize(llvm::ArrayRef<unsigned> dims, llvm::ArrayRef<int64_t> sizes,
+                   mlir::Value linear,
                    llvm::SmallVectorImpl<mlir::Value> &point);
 
 protected:
@@ -81,11 +81,10 @@ protected:
 
 /// Indices of `operand` of `op` at iteration `point` (one index per loop);
 /// non-dim results of its indexing map become affine.apply.
-llvm::SmallVector<mlir::Value> operandIndices(mlir::OpBuilder &b,
-                                              mlir::Location loc,
-                                              mlir::linalg::GenericOp op,
-                                              mlir::OpOperand &operand,
-                                              llvm::ArrayRef<mlir::Value> point);
+llvm::SmallVector<mlir::Value>
+operandIndices(mlir::OpBuilder &b, mlir::Location loc,
+               mlir::linalg::GenericOp op, mlir::OpOperand &operand,
+               llvm::ArrayRef<mlir::Value> point);
 
 /// The slice's value at `point`: its inputs loaded, its ops cloned.
 mlir::Value evaluateSlice(mlir::OpBuilder &b, mlir::Location loc,

@@ -28,7 +28,6 @@ using namespace mlir;
 using namespace mp;
 using namespace mp::lowering;
 
-
 namespace {
 
 /// Scale and soft cap (before the masks, so that -inf stays -inf), then
@@ -53,8 +52,8 @@ std::pair<Value, Value> scaleAndMask(OpBuilder &b, Location loc, Value scores,
   Value capped = parallelGeneric(
       b, loc, scoresType, scores, {b.getMultiDimIdentityMap(4)},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value v = arith::MulFOp::create(nb, l, a[0],
-                                        scalarConst(nb, l, f32, scale));
+        Value v =
+            arith::MulFOp::create(nb, l, a[0], scalarConst(nb, l, f32, scale));
         if (m.softcap <= 0)
           return v;
         Value c = scalarConst(nb, l, f32, m.softcap);
@@ -72,8 +71,8 @@ std::pair<Value, Value> scaleAndMask(OpBuilder &b, Location loc, Value scores,
     int64_t lead = 4 - mt.getRank();
     for (int64_t p = 0; p < mt.getRank(); ++p)
       if (mt.isDynamicDim(p))
-        mask = expandUnitDim(b, loc, mask, p,
-                             dimValue(b, loc, scores, lead + p));
+        mask =
+            expandUnitDim(b, loc, mask, p, dimValue(b, loc, scores, lead + p));
     inputs.push_back(mask);
     maps.push_back(
         broadcastMap(ctx, typeOf(mask).getShape(), scoresType.getShape()));
@@ -118,8 +117,8 @@ std::pair<Value, Value> scaleAndMask(OpBuilder &b, Location loc, Value scores,
         if (m.kvLength) {
           Value t = arith::IndexCastOp::create(nb, l, a[i].getType(),
                                                keyIndex(nb, l));
-          Value beyond = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::sge, t, a[i++]);
+          Value beyond = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge,
+                                               t, a[i++]);
           v = arith::SelectOp::create(nb, l, beyond, negInf, v);
         }
         if (m.causal) {
@@ -132,8 +131,8 @@ std::pair<Value, Value> scaleAndMask(OpBuilder &b, Location loc, Value scores,
                   ? m.causalOffsetValue
                   : arith::ConstantIndexOp::create(nb, l, m.causalOffset);
           Value limit = arith::AddIOp::create(nb, l, s, offset);
-          Value future = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::sgt, t, limit);
+          Value future =
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, t, limit);
           v = arith::SelectOp::create(nb, l, future, negInf, v);
         }
         return v;
@@ -200,7 +199,8 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
   // Row and accumulator updates: their operands always agree in shape, so
   // plain generics (no broadcast to decide, unlike elementwise()).
   AffineMap row4 = AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx);
-  AffineMap id3 = b.getMultiDimIdentityMap(3), id4 = b.getMultiDimIdentityMap(4);
+  AffineMap id3 = b.getMultiDimIdentityMap(3),
+            id4 = b.getMultiDimIdentityMap(4);
   SmallVector<int64_t> lastAxis = {3};
   Value keys = dimValue(b, loc, k, 2);
   // A mask whose key dim is known only at run time may be 1 there
@@ -216,93 +216,89 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
   // One block of `size` keys from t0: the new (max, sum, accumulator).
   auto step = [&](OpBuilder &nb, Location l, Value t0, OpFoldResult size,
                   ValueRange iter) -> SmallVector<Value> {
-        std::optional<int64_t> staticSize = getConstantIntValue(size);
-        auto blockType = RankedTensorType::get(
-            {B, Hq, S, staticSize ? *staticSize : ShapedType::kDynamic}, f32);
-        // [t0, t0 + size) along `axis`.
-        auto slice = [&](Value x, int64_t axis) -> Value {
-          auto xt = typeOf(x);
-          SmallVector<OpFoldResult> offsets(xt.getRank(), nb.getIndexAttr(0));
-          SmallVector<OpFoldResult> sizes, strides(xt.getRank(),
-                                                   nb.getIndexAttr(1));
-          for (int64_t i = 0; i < xt.getRank(); ++i)
-            sizes.push_back(getAsOpFoldResult(dimValue(nb, l, x, i)));
-          offsets[axis] = t0;
-          sizes[axis] = size;
-          return tensor::ExtractSliceOp::create(nb, l, x, offsets, sizes,
-                                                strides);
-        };
-        auto keysOf = [&](Value mask) -> Value {
-          if (!mask || typeOf(mask).getRank() == 0 ||
-              typeOf(mask).getShape().back() == 1)
-            return mask; // broadcast over the keys
-          return slice(mask, typeOf(mask).getRank() - 1);
-        };
-        MaskSpec mb = full;
-        mb.additive = keysOf(full.additive);
-        mb.keep = keysOf(full.keep);
-        mb.keyPadding = keysOf(full.keyPadding);
-        mb.fillMask = keysOf(full.fillMask);
-        Value scores = contract(
-            nb, l, blockType, q,
-            a.qMap, slice(k, 2), a.kMap, f32);
-        Value masked = scaleAndMask(nb, l, scores, scale, mb, t0).second;
-        auto isNegInf = [&](OpBuilder &ib, Location il, Value x) -> Value {
-          return arith::CmpFOp::create(ib, il, arith::CmpFPredicate::OEQ, x,
-                                       scalarConst(ib, il, f32, -INFINITY));
-        };
-        // exp(x - max), 0 while the maximum is -inf (nothing seen yet).
-        auto shiftedExp = [&](OpBuilder &ib, Location il, Value x,
-                              Value max) -> Value {
-          Value e = math::ExpOp::create(ib, il,
-                                        arith::SubFOp::create(ib, il, x, max));
-          return arith::SelectOp::create(ib, il, isNegInf(ib, il, max),
+    std::optional<int64_t> staticSize = getConstantIntValue(size);
+    auto blockType = RankedTensorType::get(
+        {B, Hq, S, staticSize ? *staticSize : ShapedType::kDynamic}, f32);
+    // [t0, t0 + size) along `axis`.
+    auto slice = [&](Value x, int64_t axis) -> Value {
+      auto xt = typeOf(x);
+      SmallVector<OpFoldResult> offsets(xt.getRank(), nb.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes,
+          strides(xt.getRank(), nb.getIndexAttr(1));
+      for (int64_t i = 0; i < xt.getRank(); ++i)
+        sizes.push_back(getAsOpFoldResult(dimValue(nb, l, x, i)));
+      offsets[axis] = t0;
+      sizes[axis] = size;
+      return tensor::ExtractSliceOp::create(nb, l, x, offsets, sizes, strides);
+    };
+    auto keysOf = [&](Value mask) -> Value {
+      if (!mask || typeOf(mask).getRank() == 0 ||
+          typeOf(mask).getShape().back() == 1)
+        return mask; // broadcast over the keys
+      return slice(mask, typeOf(mask).getRank() - 1);
+    };
+    MaskSpec mb = full;
+    mb.additive = keysOf(full.additive);
+    mb.keep = keysOf(full.keep);
+    mb.keyPadding = keysOf(full.keyPadding);
+    mb.fillMask = keysOf(full.fillMask);
+    Value scores =
+        contract(nb, l, blockType, q, a.qMap, slice(k, 2), a.kMap, f32);
+    Value masked = scaleAndMask(nb, l, scores, scale, mb, t0).second;
+    auto isNegInf = [&](OpBuilder &ib, Location il, Value x) -> Value {
+      return arith::CmpFOp::create(ib, il, arith::CmpFPredicate::OEQ, x,
+                                   scalarConst(ib, il, f32, -INFINITY));
+    };
+    // exp(x - max), 0 while the maximum is -inf (nothing seen yet).
+    auto shiftedExp = [&](OpBuilder &ib, Location il, Value x,
+                          Value max) -> Value {
+      Value e =
+          math::ExpOp::create(ib, il, arith::SubFOp::create(ib, il, x, max));
+      return arith::SelectOp::create(ib, il, isNegInf(ib, il, max),
+                                     scalarConst(ib, il, f32, 0), e);
+    };
+    Value blockMax =
+        reduce(nb, l, masked, lastAxis, f32, -INFINITY,
+               [](OpBuilder &ib, Location il, Value x, Value acc) -> Value {
+                 return arith::MaximumFOp::create(ib, il, x, acc);
+               });
+    Value maxNew =
+        parallelGeneric(nb, l, rowType, {iter[0], blockMax}, {id3, id3},
+                        [](OpBuilder &ib, Location il, ValueRange a) -> Value {
+                          return arith::MaximumFOp::create(ib, il, a[0], a[1]);
+                        });
+    Value p = withStat(nb, l, blockType, masked, maxNew, lastAxis,
+                       [&](OpBuilder &ib, Location il, ValueRange a) {
+                         return shiftedExp(ib, il, a[0], a[1]);
+                       });
+    // alpha = exp(m_old - m_new): 0 when m_old is -inf (l and the
+    // accumulator are still 0 then).
+    Value alpha = parallelGeneric(
+        nb, l, rowType, {iter[0], maxNew}, {id3, id3},
+        [&](OpBuilder &ib, Location il, ValueRange a) -> Value {
+          Value e = shiftedExp(ib, il, a[0], a[1]);
+          return arith::SelectOp::create(ib, il, isNegInf(ib, il, a[0]),
                                          scalarConst(ib, il, f32, 0), e);
-        };
-        Value blockMax = reduce(
-            nb, l, masked, lastAxis, f32, -INFINITY,
-            [](OpBuilder &ib, Location il, Value x, Value acc) -> Value {
-              return arith::MaximumFOp::create(ib, il, x, acc);
-            });
-        Value maxNew = parallelGeneric(
-            nb, l, rowType, {iter[0], blockMax}, {id3, id3},
-            [](OpBuilder &ib, Location il, ValueRange a) -> Value {
-              return arith::MaximumFOp::create(ib, il, a[0], a[1]);
-            });
-        Value p = withStat(nb, l, blockType, masked, maxNew, lastAxis,
-                           [&](OpBuilder &ib, Location il, ValueRange a) {
-                             return shiftedExp(ib, il, a[0], a[1]);
-                           });
-        // alpha = exp(m_old - m_new): 0 when m_old is -inf (l and the
-        // accumulator are still 0 then).
-        Value alpha = parallelGeneric(
-            nb, l, rowType, {iter[0], maxNew}, {id3, id3},
-            [&](OpBuilder &ib, Location il, ValueRange a) -> Value {
-              Value e = shiftedExp(ib, il, a[0], a[1]);
-              return arith::SelectOp::create(ib, il, isNegInf(ib, il, a[0]),
-                                             scalarConst(ib, il, f32, 0), e);
-            });
-        Value blockSum = reduce(
-            nb, l, p, lastAxis, f32, 0,
-            [](OpBuilder &ib, Location il, Value x, Value acc) -> Value {
-              return arith::AddFOp::create(ib, il, x, acc);
-            });
-        Value sumNew = parallelGeneric(
-            nb, l, rowType, {iter[1], alpha, blockSum}, {id3, id3, id3},
-            [](OpBuilder &ib, Location il, ValueRange a) -> Value {
-              return arith::AddFOp::create(
-                  ib, il, arith::MulFOp::create(ib, il, a[0], a[1]), a[2]);
-            });
-        Value pv = contract(
-            nb, l, accType, p,
-            a.qMap, slice(v, 2), a.vMap, f32);
-        Value accNew = parallelGeneric(
-            nb, l, accType, ValueRange{iter[2], alpha, pv}, {id4, row4, id4},
-            [](OpBuilder &ib, Location il, ValueRange a) -> Value {
-              return arith::AddFOp::create(
-                  ib, il, arith::MulFOp::create(ib, il, a[0], a[1]), a[2]);
-            });
-        return {maxNew, sumNew, accNew};
+        });
+    Value blockSum =
+        reduce(nb, l, p, lastAxis, f32, 0,
+               [](OpBuilder &ib, Location il, Value x, Value acc) -> Value {
+                 return arith::AddFOp::create(ib, il, x, acc);
+               });
+    Value sumNew = parallelGeneric(
+        nb, l, rowType, {iter[1], alpha, blockSum}, {id3, id3, id3},
+        [](OpBuilder &ib, Location il, ValueRange a) -> Value {
+          return arith::AddFOp::create(
+              ib, il, arith::MulFOp::create(ib, il, a[0], a[1]), a[2]);
+        });
+    Value pv = contract(nb, l, accType, p, a.qMap, slice(v, 2), a.vMap, f32);
+    Value accNew = parallelGeneric(
+        nb, l, accType, ValueRange{iter[2], alpha, pv}, {id4, row4, id4},
+        [](OpBuilder &ib, Location il, ValueRange a) -> Value {
+          return arith::AddFOp::create(
+              ib, il, arith::MulFOp::create(ib, il, a[0], a[1]), a[2]);
+        });
+    return {maxNew, sumNew, accNew};
   };
   // The keys in whole blocks (folded when the key count is static).
   Value blockSize = indexConst(b, loc, block);
@@ -313,12 +309,9 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
   Value max0 = filled(rowType, rowSizes, -INFINITY),
         sum0 = filled(rowType, rowSizes, 0);
   if (m.sink) {
-    max0 = parallelGeneric(b, loc, rowType, m.sink,
-                           {AffineMap::get(3, 0, {d(1)}, ctx)},
-                           [](OpBuilder &, Location, ValueRange a) {
-                             return a[0];
-                           },
-                           rowSizes);
+    max0 = parallelGeneric(
+        b, loc, rowType, m.sink, {AffineMap::get(3, 0, {d(1)}, ctx)},
+        [](OpBuilder &, Location, ValueRange a) { return a[0]; }, rowSizes);
     sum0 = filled(rowType, rowSizes, 1.0);
   }
   // Whole blocks past the limit add nothing (every key is masked).
@@ -340,17 +333,15 @@ Value attendStreaming(OpBuilder &b, Location loc, Value q, Value k, Value v,
   // The keys after the last whole block (a decode step's new token): as
   // many as the static key count leaves, or the run-time rest.
   if (ShapedType::isDynamic(T))
-    state = step(b, loc, whole, arith::SubIOp::create(b, loc, keys, whole)
-                                    .getResult(),
-                 state);
+    state = step(b, loc, whole,
+                 arith::SubIOp::create(b, loc, keys, whole).getResult(), state);
   else if (T % block)
     state = step(b, loc, whole, b.getIndexAttr(T % block), state);
-  return withStat(b, loc, RankedTensorType::get({B, Hq, S, Dv}, elt),
-                  state[2], state[1], lastAxis,
+  return withStat(b, loc, RankedTensorType::get({B, Hq, S, Dv}, elt), state[2],
+                  state[1], lastAxis,
                   [&](OpBuilder &ib, Location il, ValueRange a) {
                     return castScalar(
-                        ib, il, arith::DivFOp::create(ib, il, a[0], a[1]),
-                        elt);
+                        ib, il, arith::DivFOp::create(ib, il, a[0], a[1]), elt);
                   });
 }
 
@@ -366,17 +357,16 @@ Value softmaxWithSink(OpBuilder &b, Location loc, Value scores, Value sink) {
   AffineMap row = b.getMultiDimIdentityMap(3);
   AffineMap head = AffineMap::get(3, 0, {d(1)}, ctx);
   SmallVector<int64_t> keys = {3};
-  Value rowMax = reduce(b, loc, scores, keys, f32, -INFINITY,
-                        [](OpBuilder &nb, Location l, Value x, Value acc) {
-                          return arith::MaximumFOp::create(nb, l, x, acc)
-                              .getResult();
-                        });
-  Value mx = parallelGeneric(b, loc, rowType, {rowMax, sink}, {row, head},
-                             [](OpBuilder &nb, Location l, ValueRange a) {
-                               return arith::MaximumFOp::create(nb, l, a[0],
-                                                                a[1])
-                                   .getResult();
-                             });
+  Value rowMax =
+      reduce(b, loc, scores, keys, f32, -INFINITY,
+             [](OpBuilder &nb, Location l, Value x, Value acc) {
+               return arith::MaximumFOp::create(nb, l, x, acc).getResult();
+             });
+  Value mx = parallelGeneric(
+      b, loc, rowType, {rowMax, sink}, {row, head},
+      [](OpBuilder &nb, Location l, ValueRange a) {
+        return arith::MaximumFOp::create(nb, l, a[0], a[1]).getResult();
+      });
   Value e = withStat(b, loc, type, scores, mx, keys,
                      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
                        return math::ExpOp::create(
@@ -386,13 +376,13 @@ Value softmaxWithSink(OpBuilder &b, Location loc, Value scores, Value sink) {
                      [](OpBuilder &nb, Location l, Value x, Value acc) {
                        return arith::AddFOp::create(nb, l, x, acc).getResult();
                      });
-  Value denom = parallelGeneric(
-      b, loc, rowType, {sum, sink, mx}, {row, head, row},
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value s = math::ExpOp::create(
-            nb, l, arith::SubFOp::create(nb, l, a[1], a[2]));
-        return arith::AddFOp::create(nb, l, a[0], s);
-      });
+  Value denom =
+      parallelGeneric(b, loc, rowType, {sum, sink, mx}, {row, head, row},
+                      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                        Value s = math::ExpOp::create(
+                            nb, l, arith::SubFOp::create(nb, l, a[1], a[2]));
+                        return arith::AddFOp::create(nb, l, a[0], s);
+                      });
   return withStat(b, loc, type, e, denom, keys,
                   [](OpBuilder &nb, Location l, ValueRange a) -> Value {
                     return arith::DivFOp::create(nb, l, a[0], a[1]);
@@ -405,8 +395,7 @@ namespace mp::lowering {
 
 std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                                Value v, double scale, const MaskSpec &m,
-                               const AttentionTarget &target,
-                               bool needScores,
+                               const AttentionTarget &target, bool needScores,
                                Value keyLimit) {
   AttentionShape a(q, k, v);
   int64_t B = a.B, Hq = a.Hq, S = a.S, T = a.T, Dv = a.Dv;
@@ -418,8 +407,8 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                target.gpuKernels && typeOf(q).hasStaticShape() &&
                typeOf(k).hasStaticShape() && typeOf(v).hasStaticShape();
   // The GPU's flash kernels take the masks they know.
-  if (flash && !needScores && !m.additive &&
-      !m.keep && !m.keyPadding && !m.fillMask && !m.sink) {
+  if (flash && !needScores && !m.additive && !m.keep && !m.keyPadding &&
+      !m.fillMask && !m.sink) {
     FlashMasks masks;
     masks.causal = m.causal;
     masks.causalOffset = m.causalOffset;
@@ -441,21 +430,19 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
   auto scoresType = RankedTensorType::get({B, Hq, S, T}, f32);
   Value scores = contract(b, loc, scoresType, q, a.qMap, k, a.kMap, f32);
 
-  std::pair<Value, Value> stages = scaleAndMask(b, loc, scores, scale, m, Value());
+  std::pair<Value, Value> stages =
+      scaleAndMask(b, loc, scores, scale, m, Value());
   Value capped = stages.first, masked = stages.second;
   // Softmax over t in f32.
   SmallVector<int64_t> axis = {3};
-  Value p = m.sink ? softmaxWithSink(b, loc, masked, m.sink)
-                   : [&] {
-                       SoftmaxParts parts =
-                           softmaxParts(b, loc, masked, axis, f32);
-                       return withStat(
-                           b, loc, scoresType, parts.exp, parts.sum, axis,
-                           [](OpBuilder &nb, Location l, ValueRange a) {
-                             return arith::DivFOp::create(nb, l, a[0], a[1])
-                                 .getResult();
-                           });
-                     }();
+  Value p = m.sink ? softmaxWithSink(b, loc, masked, m.sink) : [&] {
+    SoftmaxParts parts = softmaxParts(b, loc, masked, axis, f32);
+    return withStat(
+        b, loc, scoresType, parts.exp, parts.sum, axis,
+        [](OpBuilder &nb, Location l, ValueRange a) {
+          return arith::DivFOp::create(nb, l, a[0], a[1]).getResult();
+        });
+  }();
 
   // out[b, h, s, e] = sum_t p[b, h, s, t] * v[b, h / g, t, e]
   auto outType = RankedTensorType::get({B, Hq, S, Dv}, f32);
@@ -466,9 +453,7 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                            });
   // As the ONNX reference computes them: modes 0 and 1 give the scaled and
   // soft-capped scores, 2 adds the masks, 3 is the softmax.
-  Value stage = m.qkOutputMode == 3 ? p
-                : m.qkOutputMode == 2 ? masked
-                                      : capped;
+  Value stage = m.qkOutputMode == 3 ? p : m.qkOutputMode == 2 ? masked : capped;
   return {cast, stage};
 }
 

@@ -57,16 +57,15 @@ Value batchFilled(OpBuilder &b, Location loc, int64_t batch, Value value);
 /// `keys` [B, H, T, D] with -inf (float) or false (bool), as ONNX
 /// Attention's reference pads it. A last dim of 1 broadcasts instead; when
 /// it is known only at run time, so is the choice.
-Value padKeys(OpBuilder &b, Location loc, Value mask, Value keys,
-              bool isBool);
+Value padKeys(OpBuilder &b, Location loc, Value mask, Value keys, bool isBool);
 
 /// What masks a score [b, h, s, t] besides the causal rule.
 struct MaskSpec {
-  Value additive;    // float, broadcast to [B, H, S, T]
-  Value keep;        // bool, broadcast to [B, H, S, T]: false masks
-  Value keyPadding;  // integer [B, T]: <= 0 adds `fill`
-  Value fillMask;    // integer, broadcast to [B, H, S, T]: <= 0 adds `fill`
-  Value kvLength;    // integer [B]: keys t >= kvLength[b] are masked
+  Value additive;   // float, broadcast to [B, H, S, T]
+  Value keep;       // bool, broadcast to [B, H, S, T]: false masks
+  Value keyPadding; // integer [B, T]: <= 0 adds `fill`
+  Value fillMask;   // integer, broadcast to [B, H, S, T]: <= 0 adds `fill`
+  Value kvLength;   // integer [B]: keys t >= kvLength[b] are masked
   double fill = -INFINITY;
   bool causal = false;
   /// With `causal`, query s sees keys t <= s + causalOffset: the past length
@@ -85,7 +84,6 @@ struct MaskSpec {
   /// masks, 3 the softmax.
   int64_t qkOutputMode = 0;
 };
-
 
 /// How attention lowers for the target: the algorithm, and the kernels of
 /// AttentionLowering::GpuFlash.
@@ -109,9 +107,8 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
 /// angles in the caches, read at [position_ids[b, s], col] or, without
 /// position ids, at [b, s, col]. `interleaved` pairs (x0, x1), (x2, x3)...
 /// instead of the two halves.
-Value rotary(OpBuilder &rewriter, Location loc, Value x, Value pos,
-             Value cosC, Value sinC, bool interleaved, int64_t numHeads,
-             int64_t rotDim);
+Value rotary(OpBuilder &rewriter, Location loc, Value x, Value pos, Value cosC,
+             Value sinC, bool interleaved, int64_t numHeads, int64_t rotDim);
 
 /// True when rotary() can lower `x` with caches `cosC`: the head width and
 /// the cache width are known when compiling (batch and sequence may not be).

@@ -24,9 +24,9 @@ namespace mp::lowering {
 
 Value swapMiddleDims(OpBuilder &b, Location loc, Value x) {
   auto t = typeOf(x);
-  auto outType = RankedTensorType::get({t.getDimSize(0), t.getDimSize(2),
-                                        t.getDimSize(1), t.getDimSize(3)},
-                                       t.getElementType());
+  auto outType = RankedTensorType::get(
+      {t.getDimSize(0), t.getDimSize(2), t.getDimSize(1), t.getDimSize(3)},
+      t.getElementType());
   SmallVector<Value> sizes;
   for (int64_t from : {0, 2, 1, 3})
     if (t.isDynamicDim(from))
@@ -40,10 +40,10 @@ Value swapMiddleDims(OpBuilder &b, Location loc, Value x) {
 Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
   auto t = typeOf(x);
   int64_t d = t.getDimSize(2) / heads;
-  Value r = reshapeTo(b, loc, x,
-                      RankedTensorType::get({t.getDimSize(0), t.getDimSize(1),
-                                             heads, d},
-                                            t.getElementType()));
+  Value r = reshapeTo(
+      b, loc, x,
+      RankedTensorType::get({t.getDimSize(0), t.getDimSize(1), heads, d},
+                            t.getElementType()));
   return swapMiddleDims(b, loc, r);
 }
 
@@ -80,8 +80,8 @@ Value cacheFillLevel(OpBuilder &b, Location loc, Value length,
 
 Value writeAt(OpBuilder &b, Location loc, Value cache, Value fresh, Value at) {
   auto t = typeOf(fresh);
-  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0),
-                                       at, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0), at,
+                                       b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes, strides(4, b.getIndexAttr(1));
   for (int64_t d : t.getShape())
     sizes.push_back(b.getIndexAttr(d));
@@ -96,9 +96,7 @@ Value batchFilled(OpBuilder &b, Location loc, int64_t batch, Value value) {
   return linalg::FillOp::create(b, loc, v, empty).getResult(0);
 }
 
-
-Value padKeys(OpBuilder &b, Location loc, Value mask, Value keys,
-              bool isBool) {
+Value padKeys(OpBuilder &b, Location loc, Value mask, Value keys, bool isBool) {
   auto t = typeOf(mask);
   if (t.getRank() == 0)
     return mask; // one value for every score

@@ -62,7 +62,8 @@ struct OnnxAttentionLowering : public AttentionPattern<AttentionOp> {
       pk = writeAt(rewriter, loc, op.getPastKey(), k, fill);
       pv = writeAt(rewriter, loc, op.getPastValue(), v, fill);
       validKeys = arith::AddIOp::create(
-          rewriter, loc, fill, indexConst(rewriter, loc, typeOf(k).getDimSize(2)));
+          rewriter, loc, fill,
+          indexConst(rewriter, loc, typeOf(k).getDimSize(2)));
     } else {
       pk = withPast(rewriter, loc, op.getPastKey(), k);
       pv = withPast(rewriter, loc, op.getPastValue(), v);
@@ -85,28 +86,28 @@ struct OnnxAttentionLowering : public AttentionPattern<AttentionOp> {
     m.kvLength = op.getNonpadKvSeqlen();
     if (fill) {
       m.causalOffsetValue = fill;
-      m.kvLength = batchFilled(rewriter, loc, typeOf(q).getDimSize(0),
-                               validKeys);
+      m.kvLength =
+          batchFilled(rewriter, loc, typeOf(q).getDimSize(0), validKeys);
     }
     m.qkOutputMode = op.getQkMatmulOutputMode();
     bool needScores = !op.getQkMatmulOutput().use_empty();
-    auto [out, scores] = attend(rewriter, loc, q, pk, pv, scale, m,
-                                target, needScores, validKeys);
+    auto [out, scores] = attend(rewriter, loc, q, pk, pv, scale, m, target,
+                                needScores, validKeys);
     if (threeD)
       out = mergeHeads(rewriter, loc, out);
     // Without a consumer the scores may never have existed (streaming).
-    Value qk = needScores
-                   ? elementwise(
-                         rewriter, loc,
-                         cast<RankedTensorType>(
-                             op.getQkMatmulOutput().getType()),
-                         scores,
-                         [&](OpBuilder &b, Location l, ValueRange a) {
-                           return castScalar(
-                               b, l, a[0],
-                               getElementTypeOrSelf(op.getQkMatmulOutput()));
-                         })
-                   : unusedScores(rewriter, loc, op, q, pk);
+    Value qk =
+        needScores
+            ? elementwise(
+                  rewriter, loc,
+                  cast<RankedTensorType>(op.getQkMatmulOutput().getType()),
+                  scores,
+                  [&](OpBuilder &b, Location l, ValueRange a) {
+                    return castScalar(
+                        b, l, a[0],
+                        getElementTypeOrSelf(op.getQkMatmulOutput()));
+                  })
+            : unusedScores(rewriter, loc, op, q, pk);
     rewriter.replaceOp(op, {out, pk, pv, qk});
     return success();
   }
@@ -118,5 +119,6 @@ void mp::populateAttentionToLinalgPatterns(RewritePatternSet &patterns,
                                            AttentionLowering attention,
                                            GpuAttentionBuilder gpuAttention) {
   patterns.add<OnnxAttentionLowering>(
-      patterns.getContext(), AttentionTarget{attention, std::move(gpuAttention)});
+      patterns.getContext(),
+      AttentionTarget{attention, std::move(gpuAttention)});
 }

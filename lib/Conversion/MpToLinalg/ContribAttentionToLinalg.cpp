@@ -1,4 +1,5 @@
-//===- ContribAttentionToLinalg.cpp - com.microsoft attention ops to linalg ---===//
+//===- ContribAttentionToLinalg.cpp - com.microsoft attention ops to linalg
+//---===//
 //===----------------------------------------------------------------------===//
 
 #include "Attention.h"
@@ -32,9 +33,9 @@ struct MultiHeadAttentionLowering
     int64_t qRank = typeOf(query).getRank();
     if ((qRank == 3 && !key) || (qRank != 3 && qRank != 5))
       return rewriter.notifyMatchFailure(op, "unsupported form");
-    Value packedInput = qRank == 5 ? query
+    Value packedInput = qRank == 5                          ? query
                         : key && typeOf(key).getRank() == 5 ? key
-                                                             : Value();
+                                                            : Value();
     if (packedInput && (typeOf(packedInput).isDynamicDim(2) ||
                         typeOf(packedInput).isDynamicDim(4)))
       return rewriter.notifyMatchFailure(op, "packed heads of run-time size");
@@ -57,16 +58,16 @@ struct MultiHeadAttentionLowering
           strides(5, rewriter.getIndexAttr(1));
       offsets[3] = rewriter.getIndexAttr(i);
       for (int64_t d = 0; d < 5; ++d)
-        sizes.push_back(d == 3 ? OpFoldResult(rewriter.getIndexAttr(1))
-                               : getAsOpFoldResult(
-                                     dimValue(rewriter, loc, packed, d)));
+        sizes.push_back(
+            d == 3 ? OpFoldResult(rewriter.getIndexAttr(1))
+                   : getAsOpFoldResult(dimValue(rewriter, loc, packed, d)));
       Value part = tensor::ExtractSliceOp::create(
           rewriter, loc, RankedTensorType::get(shape, t.getElementType()),
           packed, offsets, sizes, strides);
-      return reshapeTo(rewriter, loc, part,
-                       RankedTensorType::get({shape[0], shape[1],
-                                              shape[2] * shape[4]},
-                                             t.getElementType()));
+      return reshapeTo(
+          rewriter, loc, part,
+          RankedTensorType::get({shape[0], shape[1], shape[2] * shape[4]},
+                                t.getElementType()));
     };
     if (qRank == 5) {
       key = unpack(query, 1);
@@ -88,11 +89,11 @@ struct MultiHeadAttentionLowering
             ValueRange{}, ArrayRef<int64_t>{offset}, ArrayRef<int64_t>{width},
             ArrayRef<int64_t>{1});
         offset += width;
-        return elementwise(rewriter, loc, t, {x, part},
-                           [](OpBuilder &b, Location l, ValueRange a) {
-                             return arith::AddFOp::create(b, l, a[0], a[1])
-                                 .getResult();
-                           });
+        return elementwise(
+            rewriter, loc, t, {x, part},
+            [](OpBuilder &b, Location l, ValueRange a) {
+              return arith::AddFOp::create(b, l, a[0], a[1]).getResult();
+            });
       };
       query = addBias(query);
       key = addBias(key);
@@ -147,8 +148,8 @@ static Value keyRangeMask(OpBuilder &b, Location loc, Value mask, Value input,
       b, loc, type, {}, {},
       [&](OpBuilder &nb, Location l, ValueRange) -> Value {
         Value row = linalg::IndexOp::create(nb, l, 0);
-        Value t = arith::IndexCastOp::create(
-            nb, l, i64, linalg::IndexOp::create(nb, l, 1));
+        Value t = arith::IndexCastOp::create(nb, l, i64,
+                                             linalg::IndexOp::create(nb, l, 1));
         auto at = [&](Value i) {
           return castScalar(nb, l, tensor::ExtractOp::create(nb, l, mask, i),
                             i64);
@@ -202,25 +203,31 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
       if (in.isDynamicDim(i))
         rows.push_back(dimValue(rewriter, loc, op.getInput(), i));
     Value empty = emptyTensor(rewriter, loc, qkvType, rows);
-    Value init = linalg::FillOp::create(rewriter, loc,
-                                        scalarConst(rewriter, loc, f32, 0), empty)
+    Value init = linalg::FillOp::create(
+                     rewriter, loc, scalarConst(rewriter, loc, f32, 0), empty)
                      .getResult(0);
     SmallVector<utils::IteratorType> it(3, utils::IteratorType::parallel);
     it.push_back(utils::IteratorType::reduction);
     Value qkv =
-        linalg::GenericOp::create(
-            rewriter, loc, qkvType, ValueRange{op.getInput(), op.getWeights()},
-            init,
-            ArrayRef<AffineMap>{AffineMap::get(4, 0, {d(0), d(1), d(3)}, ctx),
-                                AffineMap::get(4, 0, {d(3), d(2)}, ctx),
-                                AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)},
-            it,
-            [&](OpBuilder &nb, Location l, ValueRange a) {
-              Value p = arith::MulFOp::create(nb, l, castScalar(nb, l, a[0], f32),
-                                              castScalar(nb, l, a[1], f32));
-              linalg::YieldOp::create(
-                  nb, l, arith::AddFOp::create(nb, l, p, a[2]).getResult());
-            })
+        linalg::GenericOp::create(rewriter, loc, qkvType,
+                                  ValueRange{op.getInput(), op.getWeights()},
+                                  init,
+                                  ArrayRef<AffineMap>{
+                                      AffineMap::get(4, 0, {d(0), d(1), d(3)},
+                                                     ctx),
+                                      AffineMap::get(4, 0, {d(3), d(2)}, ctx),
+                                      AffineMap::get(4, 0, {d(0), d(1), d(2)},
+                                                     ctx)},
+                                  it,
+                                  [&](OpBuilder &nb, Location l, ValueRange a) {
+                                    Value p = arith::MulFOp::create(
+                                        nb, l, castScalar(nb, l, a[0], f32),
+                                        castScalar(nb, l, a[1], f32));
+                                    linalg::YieldOp::create(
+                                        nb, l,
+                                        arith::AddFOp::create(nb, l, p, a[2])
+                                            .getResult());
+                                  })
             .getResult(0);
     SmallVector<Value> terms = {qkv};
     if (op.getBias())
@@ -229,8 +236,8 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
                       terms, [&](OpBuilder &nb, Location l, ValueRange a) {
                         Value v = a[0];
                         if (a.size() > 1)
-                          v = arith::AddFOp::create(nb, l, v,
-                                                    castScalar(nb, l, a[1], f32));
+                          v = arith::AddFOp::create(
+                              nb, l, v, castScalar(nb, l, a[1], f32));
                         return castScalar(nb, l, v, elt);
                       });
     auto part = [&](int64_t i) {
@@ -284,12 +291,12 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
       else if (rank == 2)
         m.keyPadding = mask;
       else // [B, S, T] as [B, 1, S, T], broadcast over the heads
-        m.fillMask = reshapeTo(
-            rewriter, loc, mask,
-            RankedTensorType::get({typeOf(mask).getDimSize(0), 1,
-                                   typeOf(mask).getDimSize(1),
-                                   typeOf(mask).getDimSize(2)},
-                                  typeOf(mask).getElementType()));
+        m.fillMask =
+            reshapeTo(rewriter, loc, mask,
+                      RankedTensorType::get({typeOf(mask).getDimSize(0), 1,
+                                             typeOf(mask).getDimSize(1),
+                                             typeOf(mask).getDimSize(2)},
+                                            typeOf(mask).getElementType()));
     }
     m.causal = op.getUnidirectional();
     m.causalOffset = op.getPast() ? typeOf(op.getPast()).getDimSize(3) : 0;
@@ -297,9 +304,9 @@ struct MsAttentionLowering : public AttentionPattern<MsAttentionOp> {
       m.causalOffsetValue = dimValue(rewriter, loc, op.getPast(), 3);
     Value out = attend(rewriter, loc, q, k, v, scale, m, target).first;
     auto presentType = cast<RankedTensorType>(op.getPresent().getType());
-    auto oneType = RankedTensorType::get(
-        {1, B, n, typeOf(k).getDimSize(2), widths[1] / n},
-        presentType.getElementType());
+    auto oneType =
+        RankedTensorType::get({1, B, n, typeOf(k).getDimSize(2), widths[1] / n},
+                              presentType.getElementType());
     // Without a stacked cache (K and V of different widths) the unused
     // present stays empty, sized like the keys.
     Value present;
@@ -326,5 +333,6 @@ void mp::populateContribAttentionToLinalgPatterns(
     RewritePatternSet &patterns, AttentionLowering attention,
     GpuAttentionBuilder gpuAttention) {
   patterns.add<MultiHeadAttentionLowering, MsAttentionLowering>(
-      patterns.getContext(), AttentionTarget{attention, std::move(gpuAttention)});
+      patterns.getContext(),
+      AttentionTarget{attention, std::move(gpuAttention)});
 }

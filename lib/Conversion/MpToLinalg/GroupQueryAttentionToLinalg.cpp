@@ -109,7 +109,8 @@ struct GroupQueryAttentionLowering
         rewriter, loc, batchType, last,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value cached = arith::SubIOp::create(
-              b, l, arith::AddIOp::create(b, l, a[0], scalarConst(b, l, i64, 1)),
+              b, l,
+              arith::AddIOp::create(b, l, a[0], scalarConst(b, l, i64, 1)),
               seqLen64);
           return arith::SelectOp::create(b, l, firstPrompt,
                                          scalarConst(b, l, i64, 0), cached);
@@ -145,8 +146,8 @@ struct GroupQueryAttentionLowering
             SmallVector<Value> idx;
             for (unsigned i = 0; i < 4; ++i)
               idx.push_back(linalg::IndexOp::create(b, l, i));
-            Value start = arith::IndexCastOp::create(b, l, b.getIndexType(),
-                                                     a[0]);
+            Value start =
+                arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
             Value rel = arith::SubIOp::create(b, l, idx[2], start);
             auto lt = [&](Value x, Value y) {
               return arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, x,
@@ -163,13 +164,14 @@ struct GroupQueryAttentionLowering
                 arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, rel,
                                       indexConst(b, l, 0)));
             Value fresh = tensor::ExtractOp::create(
-                b, l, now, ValueRange{idx[0], idx[1], clamp(rel, seqSize), idx[3]});
-            Value result = arith::SelectOp::create(
-                b, l, isNew, fresh, scalarConst(b, l, elt, 0));
+                b, l, now,
+                ValueRange{idx[0], idx[1], clamp(rel, seqSize), idx[3]});
+            Value result = arith::SelectOp::create(b, l, isNew, fresh,
+                                                   scalarConst(b, l, elt, 0));
             if (!cache || getConstantIntValue(P) == 0)
               return result;
-            Value isOld = arith::AndIOp::create(b, l, lt(idx[2], start),
-                                                lt(idx[2], P));
+            Value isOld =
+                arith::AndIOp::create(b, l, lt(idx[2], start), lt(idx[2], P));
             auto readOld = [&](OpBuilder &rb, Location rl) -> Value {
               return tensor::ExtractOp::create(
                   rb, rl, cache,
@@ -195,8 +197,8 @@ struct GroupQueryAttentionLowering
         {AffineMap::get(4, 0, {d(0)}, ctx), AffineMap::get(4, 0, {d(0)}, ctx)},
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           auto idx = [&](unsigned i) -> Value {
-            return arith::IndexCastOp::create(
-                b, l, i64, linalg::IndexOp::create(b, l, i));
+            return arith::IndexCastOp::create(b, l, i64,
+                                              linalg::IndexOp::create(b, l, i));
           };
           Value s = idx(2), t = idx(3);
           Value self = arith::AddIOp::create(b, l, a[0], s);
@@ -205,8 +207,8 @@ struct GroupQueryAttentionLowering
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, t, self),
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, t, a[1]));
           if (window > 0) {
-            Value from = arith::SubIOp::create(
-                b, l, self, scalarConst(b, l, i64, window));
+            Value from = arith::SubIOp::create(b, l, self,
+                                               scalarConst(b, l, i64, window));
             visible = arith::AndIOp::create(
                 b, l, visible,
                 arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, t,
@@ -245,5 +247,6 @@ void mp::populateGroupQueryAttentionToLinalgPatterns(
     RewritePatternSet &patterns, AttentionLowering attention,
     GpuAttentionBuilder gpuAttention) {
   patterns.add<GroupQueryAttentionLowering>(
-      patterns.getContext(), AttentionTarget{attention, std::move(gpuAttention)});
+      patterns.getContext(),
+      AttentionTarget{attention, std::move(gpuAttention)});
 }

@@ -1,16 +1,16 @@
 //===- MpToLinalg.cpp - the mp-lower-to-linalg pass -----------------------===//
 
-#include "mp/Conversion/Passes.h"
 #include "Patterns.h"
+#include "mp/Conversion/Passes.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Precision/OpInfo.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
@@ -83,13 +83,14 @@ struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
       bool dynamic = llvm::any_of(op->getResultTypes(), isDynamic) ||
                      llvm::any_of(op->getOperandTypes(), isDynamic);
       std::string node = onnxNodeName(op);
-      emitError(op->getLoc()) << "cannot lower '" << op->getName() << "'"
-                      << (node.empty() ? "" : " (node '" + node + "')") << ": "
-                      << (dynamic ? "its shapes are dynamic and it has no "
-                                    "dynamic-shape lowering yet (pin the "
-                                    "graph inputs with --mp-specialize-shapes "
-                                    "or --input-shape)"
-                                  : "this op has no CPU lowering yet");
+      emitError(op->getLoc())
+          << "cannot lower '" << op->getName() << "'"
+          << (node.empty() ? "" : " (node '" + node + "')") << ": "
+          << (dynamic ? "its shapes are dynamic and it has no "
+                        "dynamic-shape lowering yet (pin the "
+                        "graph inputs with --mp-specialize-shapes "
+                        "or --input-shape)"
+                      : "this op has no CPU lowering yet");
       failedAny = true;
     });
     if (failedAny)
@@ -104,8 +105,9 @@ struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
   static void makeIntegersSignless(Operation *root) {
     auto signless = [](Type t) -> Type {
       auto i = dyn_cast<IntegerType>(t);
-      return i && !i.isSignless() ? IntegerType::get(t.getContext(), i.getWidth())
-                                  : Type();
+      return i && !i.isSignless()
+                 ? IntegerType::get(t.getContext(), i.getWidth())
+                 : Type();
     };
     // Constants first: their payload is re-typed bit for bit.
     root->walk([&](arith::ConstantOp c) {

@@ -24,9 +24,9 @@ void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns,
                                        AttentionLowering attention,
                                        GpuAttentionBuilder gpuAttention);
 /// com.microsoft Attention and MultiHeadAttention:
-void populateContribAttentionToLinalgPatterns(
-    mlir::RewritePatternSet &patterns, AttentionLowering attention,
-    GpuAttentionBuilder gpuAttention);
+void populateContribAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                              AttentionLowering attention,
+                                              GpuAttentionBuilder gpuAttention);
 /// com.microsoft GroupQueryAttention:
 void populateGroupQueryAttentionToLinalgPatterns(
     mlir::RewritePatternSet &patterns, AttentionLowering attention,

@@ -22,16 +22,15 @@ using namespace mp::lowering;
 
 namespace mp::lowering {
 
-Value rotary(OpBuilder &rewriter, Location loc, Value x, Value pos,
-             Value cosC, Value sinC, bool interleaved, int64_t numHeads,
-             int64_t rotDim) {
+Value rotary(OpBuilder &rewriter, Location loc, Value x, Value pos, Value cosC,
+             Value sinC, bool interleaved, int64_t numHeads, int64_t rotDim) {
   auto t = typeOf(x);
   bool threeD = t.getRank() == 3;
   auto cacheType = typeOf(cosC);
   int64_t half = cacheType.getDimSize(cacheType.getRank() - 1);
-  int64_t headDim = threeD ? (numHeads > 0 ? t.getDimSize(2) / numHeads
-                                           : 2 * half)
-                           : t.getDimSize(3);
+  int64_t headDim = threeD
+                        ? (numHeads > 0 ? t.getDimSize(2) / numHeads : 2 * half)
+                        : t.getDimSize(3);
   int64_t rot = rotDim > 0 ? rotDim : 2 * half;
   Type f32 = rewriter.getF32Type(), elt = t.getElementType();
   MLIRContext *ctx = rewriter.getContext();
@@ -61,13 +60,13 @@ Value rotary(OpBuilder &rewriter, Location loc, Value x, Value pos,
         Value last = idx.back();
         auto cidx = [&](int64_t c) { return indexConst(b, l, c); };
         // Position within the head.
-        Value j = threeD ? Value(arith::RemUIOp::create(b, l, last,
-                                                        cidx(headDim)))
-                         : last;
+        Value j = threeD
+                      ? Value(arith::RemUIOp::create(b, l, last, cidx(headDim)))
+                      : last;
         Value headStart = arith::SubIOp::create(b, l, last, j);
         Value xv = tensor::ExtractOp::create(b, l, x, idx);
-        Value inRot = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
-                                            j, cidx(rot));
+        Value inRot = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, j,
+                                            cidx(rot));
         // Partner element and which cache column, by layout.
         Value col, partner, first;
         if (interleaved) {
@@ -99,10 +98,10 @@ Value rotary(OpBuilder &rewriter, Location loc, Value x, Value pos,
           at = {arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]), col};
         else
           at = {idx[0], idx[seqDim], col};
-        Value c = castScalar(b, l, tensor::ExtractOp::create(b, l, cosC, at),
-                             f32);
-        Value s = castScalar(b, l, tensor::ExtractOp::create(b, l, sinC, at),
-                             f32);
+        Value c =
+            castScalar(b, l, tensor::ExtractOp::create(b, l, cosC, at), f32);
+        Value s =
+            castScalar(b, l, tensor::ExtractOp::create(b, l, sinC, at), f32);
         Value xf = castScalar(b, l, xv, f32), pf = castScalar(b, l, xp, f32);
         // first half: x*cos - partner*sin; second: x*cos + partner*sin
         Value ps = arith::MulFOp::create(b, l, pf, s);
@@ -158,9 +157,10 @@ struct MsRotaryLowering : public OpRewritePattern<MsRotaryEmbeddingOp> {
           },
           sizes);
     }
-    rewriter.replaceOp(op, rotary(rewriter, loc, x, pos, op.getCosCache(),
-                                  op.getSinCache(), op.getInterleaved(),
-                                  op.getNumHeads(), op.getRotaryEmbeddingDim()));
+    rewriter.replaceOp(op,
+                       rotary(rewriter, loc, x, pos, op.getCosCache(),
+                              op.getSinCache(), op.getInterleaved(),
+                              op.getNumHeads(), op.getRotaryEmbeddingDim()));
     return success();
   }
 };
