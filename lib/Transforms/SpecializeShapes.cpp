@@ -102,16 +102,21 @@ struct SpecializeShapesPass
       arg.setType(pinned);
     }
     // Re-infer and fold until the types stop changing: folded shape
-    // computations make more results static.
+    // computations make more results static, and newly static types let
+    // more fold. Every round removes a dynamic dim or folds ops away, so
+    // this ends; deep vocoders chain one padding computation per layer
+    // and need a round per layer.
     // No patterns: the greedy driver still folds every op.
     FrozenRewritePatternSet noPatterns{RewritePatternSet(&getContext())};
-    for (int round = 0; round < 16; ++round) {
-      bool changed = false;
+    bool changed = true;
+    while (changed) {
+      changed = false;
       func.walk<WalkOrder::PostOrder>(
           [&](Operation *op) { changed |= refine(op); });
-      (void)applyPatternsGreedily(func.getOperation(), noPatterns);
-      if (!changed)
-        break;
+      bool folded = false;
+      (void)applyPatternsGreedily(func.getOperation(), noPatterns,
+                                  GreedyRewriteConfig(), &folded);
+      changed |= folded;
     }
     Operation *ret = func.getBody().front().getTerminator();
     func.setType(FunctionType::get(&getContext(),

@@ -1,5 +1,5 @@
 // Folders of the mp dialect: shape arithmetic on small integer constants folds,
-// float arithmetic never does.
+// float arithmetic never does (a Cast of it back to an integer does).
 // RUN: mp-opt %s -canonicalize -split-input-file | FileCheck %s
 
 // mp.shape of a static tensor folds to a constant (start/end honoured).
@@ -405,3 +405,69 @@ func.func @minmax_folds() -> (tensor<3xi64>, tensor<3xi64>) {
 // CHECK-DAG: %[[MN:.+]] = mp.constant dense<[4, 4, 3]> : tensor<3xi64>
 // CHECK: return %[[MX]], %[[MN]]
 // CHECK-NOT: mp.max
+
+// -----
+
+// torch's F.pad export: the [0, 0, 0, 0, 2, 0] pad table reshaped to [3, 2],
+// sliced backwards along axis 0 and transposed (encodec_decoder_ts) folds to
+// ONNX's begin/end order.
+func.func @pad_table() -> tensor<2x3xi64> {
+  %t = mp.constant dense<[[0, 0], [0, 0], [2, 0]]> : tensor<3x2xi64>
+  %st = mp.constant dense<-1> : tensor<1xi64>
+  %en = mp.constant dense<-9223372036854775807> : tensor<1xi64>
+  %ax = mp.constant dense<0> : tensor<1xi64>
+  %sp = mp.constant dense<-1> : tensor<1xi64>
+  %r = mp.slice %t, %st, %en axes %ax steps %sp : (tensor<3x2xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3x2xi64>
+  %p = mp.transpose %r {perm = array<i64: 1, 0>} : tensor<3x2xi64> -> tensor<2x3xi64>
+  return %p : tensor<2x3xi64>
+}
+// CHECK-LABEL: func.func @pad_table(
+// CHECK-NEXT: %[[C:.+]] = mp.constant dense<{{\[}}[2, 0, 0], [0, 0, 0]]> : tensor<2x3xi64>
+// CHECK-NEXT: return %[[C]]
+
+// -----
+
+// A length computed through floats and cast back to an integer folds (the
+// Cast is shape arithmetic); the float ops are left for DCE, never folded.
+func.func @ceil_length() -> tensor<i64> {
+  %n = mp.constant dense<75> : tensor<i64>
+  %s = mp.constant dense<2.0> : tensor<f32>
+  %f = mp.cast %n {to = f32} : tensor<i64> -> tensor<f32>
+  %d = mp.div %f, %s : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %c = mp.ceil %d : tensor<f32>
+  %i = mp.cast %c {to = i64} : tensor<f32> -> tensor<i64>
+  return %i : tensor<i64>
+}
+// CHECK-LABEL: func.func @ceil_length(
+// CHECK-NEXT: %[[C:.+]] = mp.constant dense<38> : tensor<i64>
+// CHECK-NEXT: return %[[C]]
+
+// -----
+
+// The float value itself stays a computation.
+func.func @float_stays() -> tensor<f32> {
+  %n = mp.constant dense<75> : tensor<i64>
+  %s = mp.constant dense<2.0> : tensor<f32>
+  %f = mp.cast %n {to = f32} : tensor<i64> -> tensor<f32>
+  %d = mp.div %f, %s : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %c = mp.floor %d : tensor<f32>
+  return %c : tensor<f32>
+}
+// CHECK-LABEL: func.func @float_stays(
+// CHECK: %[[F:.+]] = mp.cast
+// CHECK: %[[D:.+]] = mp.div %[[F]]
+// CHECK: %[[C:.+]] = mp.floor %[[D]]
+// CHECK: return %[[C]]
+
+// -----
+
+// NaN and out-of-range values are undefined in ONNX: the Cast stays.
+func.func @cast_nan_stays() -> tensor<i32> {
+  %z = mp.constant dense<0.0> : tensor<f32>
+  %d = mp.div %z, %z : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %i = mp.cast %d {to = i32} : tensor<f32> -> tensor<i32>
+  return %i : tensor<i32>
+}
+// CHECK-LABEL: func.func @cast_nan_stays(
+// CHECK: %[[I:.+]] = mp.cast %{{.+}} {to = i32}
+// CHECK: return %[[I]]

@@ -5,6 +5,8 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mp;
 
@@ -93,6 +95,23 @@ static bool isExactWidening(Type from, Type to) {
   return false;
 }
 
+/// Float values truncated toward zero into the integer type `type`, as Cast
+/// converts them; NaN or out-of-range values (undefined in ONNX) give up.
+static Attribute truncateToInts(ArrayRef<double> values, ShapedType type) {
+  auto intType = cast<IntegerType>(type.getElementType());
+  unsigned w = intType.getWidth();
+  double lo = intType.isUnsigned() ? 0.0 : -std::ldexp(1.0, w - 1);
+  double hi = std::ldexp(1.0, intType.isUnsigned() ? w : w - 1);
+  SmallVector<int64_t> ints;
+  for (double v : values) {
+    double t = std::trunc(v);
+    if (!std::isfinite(t) || t < lo || t >= hi)
+      return {};
+    ints.push_back((int64_t)t);
+  }
+  return makeInts(type, ints);
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
@@ -103,11 +122,17 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
         isExactWidening(elementTypeOf(inner.getInput()),
                         elementTypeOf(inner.getOutput())))
       return inner.getInput();
-  DenseIntElementsAttr input = asDenseInts(adaptor.getInput());
-  if (!input || !isFoldableIntType(getType()) ||
-      elementTypeOf(getOutput()).isInteger(1))
+  if (!isFoldableIntType(getType()) || elementTypeOf(getOutput()).isInteger(1))
     return {};
-  return makeInts(getType(), readInts(input));
+  if (DenseIntElementsAttr input = asDenseInts(adaptor.getInput()))
+    return makeInts(getType(), readInts(input));
+  // A length computed through floats (`int(ceil(float(len) / stride))`, as
+  // torch exports padding arithmetic) becomes an integer constant; the float
+  // ops themselves are not folded (they are precision decisions elsewhere).
+  if (isa<FloatType>(elementTypeOf(getInput())))
+    if (std::optional<SmallVector<double>> values = getConstantFloats(getInput()))
+      return truncateToInts(*values, getType());
+  return {};
 }
 
 OpFoldResult NegOp::fold(FoldAdaptor adaptor) {

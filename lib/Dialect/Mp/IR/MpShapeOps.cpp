@@ -551,25 +551,73 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   return success();
 }
 
+/// Row-major strides of `shape`.
+static SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// Slices of integer constants of any rank (torch's `F.pad` export slices
+/// its [n, 2] pad table backwards before flattening it).
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   DenseIntElementsAttr input = asDenseInts(adaptor.getInput());
-  if (!input || !isFoldableIntType(getType()) || getType().getRank() != 1)
+  if (!input || !isFoldableIntType(getType()))
     return {};
+  ArrayRef<int64_t> inShape = input.getType().getShape();
   SmallVector<std::optional<SliceRange>> perAxis;
   SmallVector<bool> touched;
   bool known = false;
-  if (failed(sliceTriples(std::nullopt, 1, getStarts(), getEnds(), getAxes(),
-                          getSteps(), perAxis, known, touched)) ||
+  if (failed(sliceTriples(std::nullopt, inShape.size(), getStarts(), getEnds(),
+                          getAxes(), getSteps(), perAxis, known, touched)) ||
       !known)
     return {};
+  SmallVector<SliceRange> ranges;
+  SmallVector<int64_t> outShape;
+  for (auto [d, range] : llvm::zip(inShape, perAxis)) {
+    SliceRange r{0, d, 1};
+    int64_t n = d;
+    if (range)
+      n = sliceCount(d, range->start, range->end, range->step, &r);
+    ranges.push_back(r);
+    outShape.push_back(n);
+  }
+  if (ArrayRef<int64_t>(outShape) != getType().getShape())
+    return {};
   SmallVector<int64_t> values = readInts(input), out;
-  if (!perAxis[0])
-    return input;
-  SliceRange r;
-  int64_t n = sliceCount(values.size(), perAxis[0]->start, perAxis[0]->end,
-                         perAxis[0]->step, &r);
-  for (int64_t i = 0; i < n; ++i)
-    out.push_back(values[r.start + i * r.step]);
+  SmallVector<int64_t> inStrides = rowMajorStrides(inShape);
+  int64_t count = getType().getNumElements();
+  for (int64_t flat = 0; flat < count; ++flat) {
+    int64_t rest = flat, index = 0;
+    for (int64_t d = (int64_t)outShape.size() - 1; d >= 0; --d) {
+      int64_t coord = rest % outShape[d];
+      rest /= outShape[d];
+      index += (ranges[d].start + coord * ranges[d].step) * inStrides[d];
+    }
+    out.push_back(values[index]);
+  }
+  return makeInts(getType(), out);
+}
+
+/// Transposes of integer constants (the same pad tables).
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  DenseIntElementsAttr input = asDenseInts(adaptor.getInput());
+  if (!input || !isFoldableIntType(getType()))
+    return {};
+  ArrayRef<int64_t> perm = getPerm();
+  ArrayRef<int64_t> outShape = getType().getShape();
+  SmallVector<int64_t> inStrides =
+      rowMajorStrides(input.getType().getShape());
+  SmallVector<int64_t> values = readInts(input), out;
+  for (int64_t flat = 0, e = getType().getNumElements(); flat < e; ++flat) {
+    int64_t rest = flat, index = 0;
+    for (int64_t d = (int64_t)outShape.size() - 1; d >= 0; --d) {
+      index += (rest % outShape[d]) * inStrides[perm[d]];
+      rest /= outShape[d];
+    }
+    out.push_back(values[index]);
+  }
   return makeInts(getType(), out);
 }
 

@@ -158,8 +158,8 @@ std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
 constexpr int64_t kMaxEvaluatedFloats = 64;
 
 /// The values of a small float expression over constants: Cast of an
-/// integer or float constant and Add/Sub/Mul/Div with broadcasting of
-/// single values, each computed in its result's element type as the op
+/// integer or float constant, Ceil/Floor/Neg, and Add/Sub/Mul/Div with
+/// broadcasting of single values, each computed in its result's element type as the op
 /// computes it at run time. This serves shape inference (a Range over a
 /// window length cast to float) without folding the IR, whose float ops
 /// are precision decisions.
@@ -201,6 +201,21 @@ static std::optional<SmallVector<APFloat>> evaluateFloats(Value value,
     }
     if ((int64_t)out.size() != n)
       return std::nullopt;
+    return out;
+  }
+  if (isa<CeilOp, FloorOp, NegOp>(def)) {
+    auto input = evaluateFloats(def->getOperand(0), depth + 1);
+    if (!input || (int64_t)input->size() != n)
+      return std::nullopt;
+    SmallVector<APFloat> out;
+    for (APFloat v : *input) {
+      if (isa<NegOp>(def))
+        v.changeSign();
+      else
+        v.roundToIntegral(isa<CeilOp>(def) ? APFloat::rmTowardPositive
+                                           : APFloat::rmTowardNegative);
+      out.push_back(v);
+    }
     return out;
   }
   if (!isa<AddOp, SubOp, MulOp, DivOp>(def))

@@ -105,6 +105,7 @@ def Mp_TransposeOp : Mp_CustomInferOp<"transpose"> {
   let arguments = (ins Mp_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Mp_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
 }
 
 def Mp_ConcatOp : Mp_CustomInferOp<"concat", [SameOperandsAndResultElementType]> {
