@@ -186,16 +186,22 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
     return failure();
   // The arguments as specialized (the in-place pass re-types the caches
   // and adds their fill level).
+  bool sizedByValues = false;
   auto describe = [&](Type type, StringRef name,
                       StringRef what) -> FailureOr<HostTensor> {
     HostTensor spec;
     spec.name = name.str();
     auto ranked = cast<RankedTensorType>(type);
-    if (!ranked.hasStaticShape() && !options.dynamicShapes)
+    // Pinned inputs are static; an output that stays dynamic has a size
+    // decided by values (NonZero, lengths computed from durations) and is
+    // allocated by the run.
+    if (!ranked.hasStaticShape() && !options.dynamicShapes && what == "input")
       return emitError(loc)
                  << what << " '" << spec.name << "' keeps a dynamic shape "
                  << type << " after specializing to the inputs",
              failure();
+    if (!ranked.hasStaticShape() && what == "output")
+      sizedByValues = true;
     spec.elementType = ranked.getElementType();
     spec.shape.assign(ranked.getShape().begin(), ranked.getShape().end());
     return spec;
@@ -237,7 +243,8 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
       func.setResultAttr(i, "mp.in_place_of", of);
   }
   recordInPlaceCaches(func, entry);
-  entry.returnsOutputs = options.dynamicShapes;
+  // Outputs of run-time size come back allocated by the compiled code.
+  entry.returnsOutputs = options.dynamicShapes || sizedByValues;
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
   entry.symbol = ("_mlir_ciface_" + func.getName()).str();
   return success();

@@ -130,6 +130,7 @@ static const DefaultPolicyEntry kTable[] = {
     {"Flatten", "mp.flatten", C, false, "data movement"},
     {"Expand", "mp.expand", C, false, "data movement"},
     {"Tile", "mp.tile", C, false, "data movement"},
+    {"NonZero", "mp.non_zero", C, false, "compares with zero: no arithmetic"},
     {"Pad", "mp.pad", C, false, "data movement"},
     {"Trilu", "mp.trilu", C, false, "masking: no arithmetic"},
     {"Identity", "mp.identity", C, false, "data movement"},

@@ -30,6 +30,7 @@ Relu Reshape Resize RMSNormalization RotaryEmbedding ScatterND Shape Sigmoid Sig
 Size Slice Softmax Softplus Split Sqrt Squeeze Sub Sum Tanh TensorScatter Tile
 Transpose Trilu Unsqueeze Where
 SimplifiedLayerNormalization
+NonZero
 """.split()
 REQUIRED_MS = """
 Attention MultiHeadAttention GroupQueryAttention RotaryEmbedding SkipLayerNormalization

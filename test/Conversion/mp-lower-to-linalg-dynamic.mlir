@@ -612,3 +612,24 @@ func.func @resize_antialias_dynamic(%x: tensor<1x4x?xf32>) -> tensor<1x4x16xf32>
   return %0 : tensor<1x4x16xf32>
 }
 
+
+// -----
+
+// NonZero counts its hits in one loop, allocates the [rank, count] result at
+// that run-time size and fills one column per hit in a second loop (NaN is
+// not zero).
+// CHECK-LABEL: func.func @non_zero
+// CHECK-SAME: (%[[X:.+]]: tensor<?x3xf32>)
+// CHECK: %[[N:.+]] = tensor.dim %[[X]]
+// CHECK: %[[COUNT:.+]] = scf.for {{.*}} iter_args(%{{.+}} = %{{.+}}) -> (index)
+// CHECK: arith.cmpf une
+// CHECK: %[[EMPTY:.+]] = tensor.empty(%[[COUNT]]) : tensor<2x?xi64>
+// CHECK: %[[FILL:.+]]:2 = scf.for {{.*}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %[[EMPTY]]) -> (index, tensor<2x?xi64>)
+// CHECK: scf.if
+// CHECK: tensor.insert
+// CHECK: tensor.insert
+// CHECK: return %[[FILL]]#1
+func.func @non_zero(%x: tensor<?x3xf32>) -> tensor<2x?xi64> {
+  %0 = mp.non_zero %x : tensor<?x3xf32> -> tensor<2x?xi64>
+  return %0 : tensor<2x?xi64>
+}

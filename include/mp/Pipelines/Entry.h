@@ -52,8 +52,10 @@ struct EntrySignature {
     int lengthInput = -1;
     int64_t capacity = 0, newPositions = 0;
   } kvCache;
-  /// Dynamic dims kept (EntryOptions::dynamicShapes): `inputs` and
-  /// `outputs` have ShapedType::kDynamic where the model does, and the
+  /// Dynamic dims kept (EntryOptions::dynamicShapes), or outputs whose
+  /// sizes depend on values (NonZero, lengths computed from the data) even
+  /// with pinned inputs: `inputs` and `outputs` have ShapedType::kDynamic
+  /// where the sizes are known only at run time, and the
   /// entry returns its outputs in buffers it allocates (the caller frees
   /// them) instead of writing into out-params, since their shapes are known
   /// only after the run. The C interface then takes a pointer to the

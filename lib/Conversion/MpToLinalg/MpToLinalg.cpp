@@ -35,6 +35,7 @@ void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
   populateRotaryToLinalgPatterns(patterns);
   populateNNToLinalgPatterns(patterns);
   populateIndexingToLinalgPatterns(patterns);
+  populateDataDependentToLinalgPatterns(patterns);
   populateRecurrentToLinalgPatterns(patterns);
   populateResizeToLinalgPatterns(patterns);
   populateTrainingToLinalgPatterns(patterns);

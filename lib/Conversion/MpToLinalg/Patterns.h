@@ -34,6 +34,8 @@ void populateGroupQueryAttentionToLinalgPatterns(
 /// ONNX and com.microsoft RotaryEmbedding:
 void populateRotaryToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// Ops whose result sizes depend on values (NonZero):
+void populateDataDependentToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateResizeToLinalgPatterns(mlir::RewritePatternSet &patterns);

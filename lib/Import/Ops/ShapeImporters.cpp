@@ -350,6 +350,12 @@ void registerShapeImporters(OpTable &t) {
   t.add("Reshape", {5, 13, 14, 19, 21, 23, 24, 25}, importReshape);
   t.add("Expand", {8, 13}, twoInputs<ExpandOp>);
   t.add("Tile", {6, 13}, twoInputs<TileOp>);
+  t.add("NonZero", {9, 13}, [](NodeContext &n) -> FailureOr<ValueList> {
+    FailureOr<Value> x = n.required(0, "X");
+    if (failed(x))
+      return failure();
+    return n.results<NonZeroOp>(*x);
+  });
   t.add("Flatten", {1, 9, 11, 13, 21, 23, 24, 25}, [](NodeContext &n) -> FailureOr<ValueList> {
     FailureOr<Value> x = n.required(0, "input");
     if (failed(x))

@@ -836,3 +836,12 @@ func.func @if_without_results(%arg0: tensor<i1>) {
     }
   }
 #-}
+
+// -----
+
+// CHECK-LABEL: func.func @non_zero
+// CHECK: mp.non_zero %{{.+}} : tensor<i32> -> tensor<0x?xi64>
+func.func @non_zero(%x: tensor<i32>) -> tensor<0x?xi64> {
+  %0 = mp.non_zero %x : tensor<i32> -> tensor<0x?xi64>
+  return %0 : tensor<0x?xi64>
+}

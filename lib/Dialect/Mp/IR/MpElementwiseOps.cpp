@@ -130,7 +130,8 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   // torch exports padding arithmetic) becomes an integer constant; the float
   // ops themselves are not folded (they are precision decisions elsewhere).
   if (isa<FloatType>(elementTypeOf(getInput())))
-    if (std::optional<SmallVector<double>> values = getConstantFloats(getInput()))
+    if (std::optional<SmallVector<double>> values =
+            getConstantFloats(getInput()))
       return truncateToInts(*values, getType());
   return {};
 }

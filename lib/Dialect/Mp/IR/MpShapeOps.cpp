@@ -607,8 +607,7 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
     return {};
   ArrayRef<int64_t> perm = getPerm();
   ArrayRef<int64_t> outShape = getType().getShape();
-  SmallVector<int64_t> inStrides =
-      rowMajorStrides(input.getType().getShape());
+  SmallVector<int64_t> inStrides = rowMajorStrides(input.getType().getShape());
   SmallVector<int64_t> values = readInts(input), out;
   for (int64_t flat = 0, e = getType().getNumElements(); flat < e; ++flat) {
     int64_t rest = flat, index = 0;
@@ -780,6 +779,16 @@ LogicalResult PadOp::verify() {
   if (Value v = getConstantValue())
     if (elementTypeOf(v) != elementTypeOf(getInput()))
       return emitOpError("constant_value must have the input's element type");
+  return success();
+}
+
+LogicalResult NonZeroOp::inferReturnTypes(MLIRContext *ctx,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  // The count of non-zero elements is a run-time value.
+  int64_t rank = shapeOf(adaptor.getInput()).size();
+  types.push_back(tensorOf({rank, kDyn}, IntegerType::get(ctx, 64)));
   return success();
 }
 

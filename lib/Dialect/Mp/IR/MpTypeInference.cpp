@@ -159,8 +159,8 @@ constexpr int64_t kMaxEvaluatedFloats = 64;
 
 /// The values of a small float expression over constants: Cast of an
 /// integer or float constant, Ceil/Floor/Neg, and Add/Sub/Mul/Div with
-/// broadcasting of single values, each computed in its result's element type as the op
-/// computes it at run time. This serves shape inference (a Range over a
+/// broadcasting of single values, each computed in its result's element type as
+/// the op computes it at run time. This serves shape inference (a Range over a
 /// window length cast to float) without folding the IR, whose float ops
 /// are precision decisions.
 static std::optional<SmallVector<APFloat>> evaluateFloats(Value value,

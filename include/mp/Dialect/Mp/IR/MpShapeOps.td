@@ -233,6 +233,19 @@ def Mp_TileOp : Mp_CustomInferOp<"tile"> {
   }];
 }
 
+def Mp_NonZeroOp : Mp_CustomInferOp<"non_zero"> {
+  let summary = "coordinates of the non-zero elements, one column each";
+  let description = [{
+    ONNX NonZero: a `[rank, n]` i64 tensor whose columns are the row-major
+    coordinates of the `n` elements that are not zero (NaN counts as not
+    zero, as in numpy). `n` depends on the values: the result's second dim
+    is dynamic and is allocated at run time.
+  }];
+  let arguments = (ins Mp_Tensor:$input);
+  let results = (outs Mp_I64Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
 def Mp_TriluOp : Mp_InferOp<"trilu", [],
     "return ::mp::inferSameAsOperand(adaptor.getOperands(), 0, "
     "inferredReturnTypes);"> {

@@ -1,0 +1,129 @@
+"""Results whose sizes depend on tensor values (issue: run what real
+exporters produce).
+
+NonZero, boolean-mask indexing as torch exports it (NonZero -> Transpose ->
+GatherND / ScatterND) and lengths computed from the data: with the inputs'
+shapes pinned (the default), everything the input shapes decide is static and
+what the values decide stays dynamic automatically; outputs of run-time size
+come back in the size the run produced. Every check compares with
+onnxruntime on the same model and inputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mp
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from onnx import TensorProto, helper  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _needs_capi():
+    if not mp.library_path().is_file():
+        pytest.skip(f"libMPCAPI.so is not built ({mp.library_path()})")
+
+
+def _save(tmp_path, nodes, inputs, outputs, opset=17):
+    graph = helper.make_graph(nodes, "g", inputs, outputs)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid("", opset)])
+    path = tmp_path / "model.onnx"
+    onnx.save(model, path)
+    return path
+
+
+def _check(path, feeds, **compile_args):
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    expected = dict(zip([o.name for o in sess.get_outputs()],
+                        sess.run(None, feeds)))
+    ours = mp.compile(path, "fp32", **compile_args).run(feeds)
+    assert sorted(ours) == sorted(expected)
+    for name, want in expected.items():
+        assert ours[name].shape == want.shape, name
+        np.testing.assert_allclose(ours[name], want, rtol=1e-6, atol=0,
+                                   err_msg=name)
+
+
+def _masked_model(tmp_path):
+    """y[x > 0] = x[x > 0] * 2 and the selected values, as torch exports
+    boolean-mask indexing."""
+    zero = helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])
+    two = helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])
+    nodes = [
+        helper.make_node("Constant", [], ["z"], value=zero),
+        helper.make_node("Constant", [], ["c2"], value=two),
+        helper.make_node("Greater", ["x", "z"], ["mask"]),
+        helper.make_node("NonZero", ["mask"], ["nz"]),
+        helper.make_node("Transpose", ["nz"], ["idx"], perm=[1, 0]),
+        helper.make_node("GatherND", ["x", "idx"], ["picked"]),
+        helper.make_node("Mul", ["picked", "c2"], ["doubled"]),
+        helper.make_node("ScatterND", ["x", "idx", "doubled"], ["y"]),
+    ]
+    return _save(
+        tmp_path, nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", "t"])],
+        [helper.make_tensor_value_info("nz", TensorProto.INT64, None),
+         helper.make_tensor_value_info("picked", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, ["b", "t"])])
+
+
+@pytest.mark.parametrize("shape,positives", [((3, 5), 7), ((2, 4), 0),
+                                             ((1, 6), 6)])
+def test_boolean_mask_indexing(tmp_path, shape, positives):
+    """NonZero's count (none, some, all) sizes GatherND's result; ScatterND
+    writes the doubled values back: all three outputs match onnxruntime."""
+    rng = np.random.default_rng(positives)
+    x = -rng.uniform(0.5, 2.0, size=shape).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, positives, replace=False)] *= -1
+    _check(_masked_model(tmp_path), {"x": x})
+
+
+def test_nonzero_nan_and_ints(tmp_path):
+    """NaN is not zero (numpy and onnxruntime agree); integer and rank-3
+    inputs give one coordinate row per dim."""
+    path = _save(
+        tmp_path,
+        [helper.make_node("NonZero", ["f"], ["fi"]),
+         helper.make_node("NonZero", ["i"], ["ii"])],
+        [helper.make_tensor_value_info("f", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("i", TensorProto.INT32, [2, 2, 3])],
+        [helper.make_tensor_value_info("fi", TensorProto.INT64, None),
+         helper.make_tensor_value_info("ii", TensorProto.INT64, None)])
+    f = np.array([[0, np.nan, 0], [-0.0, 1e-30, 0]], np.float32)
+    i = np.array([[[0, 3, 0], [0, 0, 0]], [[-1, 0, 0], [0, 0, 7]]], np.int32)
+    _check(path, {"f": f, "i": i})
+
+
+def test_length_from_values(tmp_path):
+    """A length regulator in miniature (VITS): durations -> ReduceSum ->
+    Range -> ConstantOfShape-free expansion; the output length is the sum of
+    the durations, known only from their values."""
+    nodes = [
+        helper.make_node("ReduceSum", ["d"], ["total"], keepdims=0),
+        helper.make_node("Range", ["zero", "total", "one"], ["frames"]),
+        helper.make_node("CumSum", ["d", "axis"], ["ends"]),
+        helper.make_node("Unsqueeze", ["frames", "ax1"], ["f2"]),
+        helper.make_node("GreaterOrEqual", ["f2", "ends"], ["past"]),
+        helper.make_node("Cast", ["past"], ["pasti"], to=TensorProto.INT64),
+        helper.make_node("ReduceSum", ["pasti", "ax1"], ["token"], keepdims=0),
+    ]
+    inits = [helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+             helper.make_tensor("one", TensorProto.INT64, [], [1]),
+             helper.make_tensor("axis", TensorProto.INT64, [], [0]),
+             helper.make_tensor("ax1", TensorProto.INT64, [1], [1])]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("d", TensorProto.INT64, ["n"])],
+        [helper.make_tensor_value_info("token", TensorProto.INT64, None)],
+        inits)
+    path = tmp_path / "model.onnx"
+    onnx.save(helper.make_model(graph,
+                                opset_imports=[helper.make_opsetid("", 17)]),
+              path)
+    for d in ([2, 0, 3, 1], [5], [1, 1, 1, 1, 1, 1]):
+        _check(path, {"d": np.array(d, np.int64)})
