@@ -633,3 +633,23 @@ func.func @non_zero(%x: tensor<?x3xf32>) -> tensor<2x?xi64> {
   %0 = mp.non_zero %x : tensor<?x3xf32> -> tensor<2x?xi64>
   return %0 : tensor<2x?xi64>
 }
+
+// -----
+
+// Slice bounds computed at run time (VITS: the first NonZero-count values of
+// a flattened tensor) are read from their tensor; negative ones count from
+// the end, then ONNX's clamping applies.
+// CHECK-LABEL: func.func @slice_runtime_end
+// CHECK-SAME: (%[[X:.+]]: tensor<?xf32>, %[[E:.+]]: tensor<1xi64>)
+// CHECK: %[[D:.+]] = tensor.dim %[[X]]
+// CHECK: %[[V:.+]] = tensor.extract %[[E]]
+// CHECK: %[[I:.+]] = arith.index_cast %[[V]] : i64 to index
+// CHECK: %[[NEG:.+]] = arith.cmpi slt, %[[I]]
+// CHECK: %[[FROM_END:.+]] = arith.addi %[[D]], %[[I]]
+// CHECK: arith.select %[[NEG]], %[[FROM_END]], %[[I]]
+// CHECK: tensor.extract_slice %[[X]][%{{.+}}] [%{{.+}}] [1]
+func.func @slice_runtime_end(%x: tensor<?xf32>, %e: tensor<1xi64>) -> tensor<?xf32> {
+  %s = mp.constant dense<0> : tensor<1xi64>
+  %0 = mp.slice %x, %s, %e : (tensor<?xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}

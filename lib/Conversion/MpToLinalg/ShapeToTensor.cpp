@@ -329,9 +329,9 @@ struct ExpandLowering : public OpRewritePattern<ExpandOp> {
 struct SliceLowering : public OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
 
-  /// Slice of a tensor with dynamic dims: offsets and sizes clamped at run
-  /// time like ONNX clamps them (positive steps; negative ones on static
-  /// dims only).
+  /// Slice of a tensor with dynamic dims, or with starts and ends computed
+  /// at run time (a count from NonZero): offsets and sizes clamped at run
+  /// time like ONNX clamps them. Axes and steps must be constants.
   static LogicalResult dynamicSlice(SliceOp op, PatternRewriter &rewriter) {
     auto in = typeOf(op.getInput());
     auto type = op.getType();
@@ -342,14 +342,17 @@ struct SliceLowering : public OpRewritePattern<SliceOp> {
       axes = getConstantInts(op.getAxes());
     if (op.getSteps())
       steps = getConstantInts(op.getSteps());
-    if (!starts || !ends || (op.getAxes() && !axes) ||
-        (op.getSteps() && !steps))
-      return rewriter.notifyMatchFailure(op, "non-constant slice parameters");
+    int64_t count = typeOf(op.getStarts()).getDimSize(0);
+    if ((op.getAxes() && !axes) || (op.getSteps() && !steps) ||
+        ShapedType::isDynamic(count) ||
+        count != typeOf(op.getEnds()).getDimSize(0))
+      return rewriter.notifyMatchFailure(
+          op, "run-time axes or steps, or bounds of run-time length");
     int64_t rank = in.getRank();
     if (!axes)
-      axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
+      axes = llvm::to_vector(llvm::seq<int64_t>(0, count));
     if (!steps)
-      steps = SmallVector<int64_t>(starts->size(), 1);
+      steps = SmallVector<int64_t>(count, 1);
     if (llvm::is_contained(*steps, 0))
       return rewriter.notifyMatchFailure(op, "a step of 0");
     Location loc = op.getLoc();
@@ -372,6 +375,20 @@ struct SliceLowering : public OpRewritePattern<SliceOp> {
                          b, loc, dim, indexConst(b, loc, std::max(v, -kFar))))
                    : indexConst(b, loc, std::min(v, kFar));
     };
+    // Bound i of `starts` or `ends`: folded, or read at run time (then
+    // dim + v for negative v; clamping follows).
+    auto bound = [&](const std::optional<SmallVector<int64_t>> &known,
+                     Value bounds, int64_t i, Value dim) -> Value {
+      if (known)
+        return fromEnd((*known)[i], dim);
+      Value v = tensor::ExtractOp::create(b, loc, bounds,
+                                          ValueRange{indexConst(b, loc, i)});
+      v = arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+      Value negative =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, zero);
+      return arith::SelectOp::create(b, loc, negative,
+                                     arith::AddIOp::create(b, loc, dim, v), v);
+    };
     // Reversed axes: their first index and step, read element by element
     // after the forward slice.
     SmallVector<std::pair<int64_t, Value>> reversed;
@@ -379,7 +396,8 @@ struct SliceLowering : public OpRewritePattern<SliceOp> {
     for (auto [i, a] : llvm::enumerate(*axes)) {
       int64_t axis = a < 0 ? a + rank : a, step = (*steps)[i];
       Value dim = dimValue(b, loc, op.getInput(), axis);
-      Value s = fromEnd((*starts)[i], dim), e = fromEnd((*ends)[i], dim);
+      Value s = bound(starts, op.getStarts(), i, dim),
+            e = bound(ends, op.getEnds(), i, dim);
       if (step > 0) {
         // Both bounds clamp to [0, dim]; ceil((e - s) / step), at least 0.
         s = clamp(s, zero, dim);
