@@ -76,6 +76,11 @@ private:
   std::vector<llvm::StringMap<mlir::Value>> scopes;
 };
 
+/// Whether two If branches declare outputs of different element types or
+/// ranks (then only the branch taken can be imported).
+bool branchesDeclareDifferentTypes(const onnx::GraphProto &thenBranch,
+                                   const onnx::GraphProto &elseBranch);
+
 /// Converts an ONNX type to a ranked tensor type; dynamic dims are `?`.
 /// Fails (with an error at `loc`) for non-tensor or unranked types.
 mlir::FailureOr<mlir::RankedTensorType>

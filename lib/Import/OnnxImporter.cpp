@@ -142,6 +142,26 @@ LogicalResult verifyNamingNodes(ModuleOp module) {
   return result;
 }
 
+/// True when `graph` (or a nested graph) has an If whose branches declare
+/// outputs of different ranks or element types.
+bool hasIfOfDifferentRanks(const onnx::GraphProto &graph) {
+  for (const onnx::NodeProto &node : graph.node()) {
+    const onnx::GraphProto *branches[2] = {nullptr, nullptr};
+    for (const onnx::AttributeProto &a : node.attribute()) {
+      if (a.has_g() && hasIfOfDifferentRanks(a.g()))
+        return true;
+      if (node.op_type() == "If" && a.name() == "then_branch")
+        branches[0] = &a.g();
+      if (node.op_type() == "If" && a.name() == "else_branch")
+        branches[1] = &a.g();
+    }
+    if (branches[0] && branches[1] &&
+        branchesDeclareDifferentTypes(*branches[0], *branches[1]))
+      return true;
+  }
+  return false;
+}
+
 OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
                                   MLIRContext *ctx,
                                   const ImportOptions &options) {
@@ -179,6 +199,11 @@ OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
     initializers.insert(init.name());
   SmallVector<Type> argTypes;
   SmallVector<const onnx::ValueInfoProto *> args;
+  bool pinInputs = hasIfOfDifferentRanks(g);
+  if (pinInputs && options.inputShapes.empty() && options.needsInputShapes) {
+    *options.needsInputShapes = true;
+    return nullptr;
+  }
   for (const onnx::ValueInfoProto &in : g.input()) {
     if (initializers.contains(in.name()) ||
         options.constantInputs.count(in.name()))
@@ -187,6 +212,16 @@ OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
         in.type(), graph.fileLoc(in.name()), "graph input '" + in.name() + "'");
     if (failed(type))
       return nullptr;
+    auto pin = options.inputShapes.find(in.name());
+    if (pinInputs && pin != options.inputShapes.end()) {
+      auto pinned = RankedTensorType::get(pin->second, type->getElementType());
+      if (failed(verifyCompatibleShape(*type, pinned)))
+        return emitError(graph.fileLoc(in.name()))
+                   << "graph input '" << in.name() << "' of type " << *type
+                   << " cannot take the shape " << pinned,
+               nullptr;
+      type = pinned;
+    }
     argTypes.push_back(*type);
     args.push_back(&in);
   }

@@ -71,13 +71,18 @@ std::unique_ptr<OnnxModel> OnnxModel::load(MLIRContext *ctx, StringRef path,
     return isa<IntegerType>(s.elementType);
   });
   OwningOpRef<ModuleOp> probe;
+  // A graph with an If whose branches differ in rank imports only with the
+  // input shapes: each variant imports it then.
+  bool needsShapes = false;
   {
     std::optional<ScopedDiagnosticHandler> quiet;
     if (anyInteger)
       quiet.emplace(ctx, [](Diagnostic &) { return success(); });
-    probe = importOnnxFile(path, ctx);
+    ImportOptions probeOptions;
+    probeOptions.needsInputShapes = &needsShapes;
+    probe = importOnnxFile(path, ctx, probeOptions);
   }
-  if (!probe && !anyInteger)
+  if (!probe && !anyInteger && !needsShapes)
     return nullptr;
   if (probe && !options.trainingStep.empty()) {
     // The step's signature replaces the model's.
@@ -309,6 +314,10 @@ OnnxModel::buildVariant(ArrayRef<HostTensor> inputs,
   ImportOptions importOptions;
   runtimeInputs.clear();
   for (const HostTensor &t : inputs) {
+    // Specialized variants know their shapes at import (used by graphs with
+    // an If whose branches differ in rank).
+    if (!modelOptions.dynamicShapes)
+      importOptions.inputShapes[t.name] = SmallVector<int64_t>(t.shape);
     if (isCompiledIn(t)) {
       auto type = RankedTensorType::get(t.shape, t.elementType);
       // MLIR packs i1 elements as bits; host bools are one byte each.

@@ -127,3 +127,38 @@ def test_length_from_values(tmp_path):
               path)
     for d in ([2, 0, 3, 1], [5], [1, 1, 1, 1, 1, 1]):
         _check(path, {"d": np.array(d, np.int64)})
+
+
+def test_if_branches_of_different_rank(tmp_path):
+    """TorchScript's squeeze-if-dim-is-1 If (speecht5_decoder_step_ts): the
+    branches differ in rank, the condition follows from the input shape, so
+    each compiled variant imports the branch it takes."""
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+    one = helper.make_tensor("one", TensorProto.INT64, [], [1])
+    then_branch = helper.make_graph(
+        [helper.make_node("Squeeze", ["x", "axes"], ["s"])], "then", [],
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, ["b", 4])],
+        [axes])
+    else_branch = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["i"])], "else", [],
+        [helper.make_tensor_value_info("i", TensorProto.FLOAT, ["b", "n", 4])])
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one"], ["dim"], axis=0),
+        helper.make_node("Equal", ["dim", "one"], ["is_one"]),
+        helper.make_node("If", ["is_one"], ["y"], then_branch=then_branch,
+                         else_branch=else_branch),
+        helper.make_node("ReduceSum", ["y"], ["total"], keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "n", 4])],
+        [helper.make_tensor_value_info("total", TensorProto.FLOAT, [])],
+        [one])
+    path = tmp_path / "model.onnx"
+    onnx.save(helper.make_model(graph,
+                                opset_imports=[helper.make_opsetid("", 17)]),
+              path)
+    rng = np.random.default_rng(1)
+    for n in (1, 3):
+        _check(path, {"x": rng.standard_normal((2, n, 4)).astype(np.float32)})

@@ -31,6 +31,16 @@ struct ImportOptions {
   /// of small integer inputs (axes, shapes) compiles them in so that the
   /// shapes they determine are static.
   llvm::StringMap<mlir::DenseElementsAttr> constantInputs;
+  /// The shapes the graph inputs will have (by ONNX input name), from a
+  /// runner that knows its inputs. Used only for graphs with an If whose
+  /// branches differ in rank: their inputs are imported with these shapes,
+  /// so that the condition (shape logic) folds and the branch taken is
+  /// imported alone.
+  llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// When set and such a graph comes without `inputShapes`, the import
+  /// stops quietly (no diagnostic) and sets `*needsInputShapes`: a runner
+  /// probing a model before it knows its inputs imports it later.
+  bool *needsInputShapes = nullptr;
 };
 
 /// True when `path` names an ONNX model the importer reads (`.onnx`,

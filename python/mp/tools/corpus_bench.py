@@ -1,0 +1,733 @@
+"""mp on the real-exporter corpus: one row per model, every way mp can run it.
+
+The models: ``../shared/corpus/{decoders,speech}/*/model.onnx`` (torch.onnx
+exports, TorchScript and dynamo, with ``test_data_set_0`` and ``_1`` holding
+onnxruntime's outputs) and ``../shared/models/*/model.onnx`` (same layout,
+sometimes only ``test_data_set_0``). Per model, each step in a child process
+with a timeout (``timeout`` is recorded instead of waiting):
+
+* **import** -- ``mp-opt MODEL --no-output``: ``ok`` or its first error line;
+* **fp32 set 0 / set 1** -- ``mp-run MODEL --compare test_data_set_K`` at
+  mp-run's default tolerances (fp32 outputs rtol 1e-4 / atol 1e-5, fp16
+  outputs 1e-2 / 1e-2): PASS/FAIL with the worst max abs error over the
+  outputs, or the error (classified by :func:`mp.tools.conformance.classify`);
+  set 0 runs with ``--repeat N``, which gives the JIT compile and run times;
+* **mixed** -- ``mp-run MODEL --compare test_data_set_0 --precision mixed
+  --output-dir D`` (built-in policy, tolerances 1e-2 / 1e-2): max abs error,
+  the number of non-finite values in the outputs (always written, 0
+  included), argmax agreement (last axis) for logits outputs, SNR in dB for
+  audio outputs (names containing ``audio`` or ``wav``: ``audio_values``,
+  ``waveform``);
+* **CPU library** -- ``mp-compile MODEL -o libX.so --input-shape NAME=AxB ...``
+  with test_data_set_0's shapes, then ``mp-run libX.so --compare
+  test_data_set_0``. When pinning the shapes is not enough (an input whose
+  value decides shapes, e.g. silero's ``sr``), the compile is retried with
+  ``--shapes-from test_data_set_0`` and the cell says so;
+* **dynamic library** -- for models with dynamic input dims: ``mp-compile
+  MODEL -o libX.so --dynamic-shapes``, compiled once, then run against every
+  test set (``2/2 PASS``); ``n/a`` for models whose inputs are all static;
+* **CUDA build** -- ``mp-compile MODEL --target cuda -o libX.so --input-shape
+  ...`` (same ``--shapes-from`` fallback): does it build (no GPU needed);
+* **timing** -- mp-run's ``time: compile ... ms; run mean ... ms, min ... ms``
+  line (``--repeat N`` on set 0, the JIT in-process, one thread) next to
+  onnxruntime (CPU provider, ``intra_op_num_threads=1``,
+  ``inter_op_num_threads=1``, default graph optimizations) on the same
+  inputs: one warm-up run, then N timed runs, median and min; ratio = mp min
+  / onnxruntime min (the minimum is the least disturbed by other load).
+
+Usage::
+
+    python -m mp.tools.corpus_bench [--only SUBSTR]... [--skip-cuda] [--skip-library]
+        [--jobs 1] [--timeout 600] [--repeat 20] [--out bench/corpus.md]
+
+(``bench/corpus.py`` runs it with ``--out bench/corpus.md``.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import dataclasses
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from . import REPO, build_tool, conformance, report
+
+CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS_GROUPS = ("decoders", "speech")
+SHARED_MODELS = conformance.SHARED_MODELS
+TIMEOUT_S = 600.0
+REPEAT = 20
+DATA_SETS = ("test_data_set_0", "test_data_set_1")
+
+AUDIO_OUT = re.compile(r"audio|wav", re.I)
+_TIME = re.compile(r"time:\s*(?:compile\s+(?P<compile>[\d.]+)\s*ms;\s*)?run mean\s+(?P<mean>[\d.]+)\s*ms,"
+                   r"\s*min\s+(?P<min>[\d.]+)\s*ms")
+# The binaries may be relinked while the sweep runs: wait this long, this many times.
+BUSY_WAIT_S, BUSY_TRIES = 30.0, 6
+
+# Cell statuses besides conformance's (passed, failed, error, unsupported, crashed, timeout).
+OK, NA, SKIPPED = "ok", "n/a", "skipped"
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def run_cmd(cmd: list[str], timeout: float, cwd: Path | None = None) -> conformance.Run:
+    """``cmd`` in a child process, as :func:`conformance.run_mp_run` runs mp-run (same
+    :class:`conformance.Run`, the comparison table parsed), for any arguments. A
+    binary that is missing or busy (being relinked) is waited for."""
+    for attempt in range(BUSY_TRIES):
+        start = time.monotonic()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                               timeout=timeout, cwd=cwd)
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+            return conformance.Run(None, out, err, time.monotonic() - start, timed_out=True)
+        except OSError as e:  # ENOENT / ETXTBSY while the other build relinks
+            if attempt + 1 < BUSY_TRIES:
+                time.sleep(BUSY_WAIT_S)
+                continue
+            return conformance.Run(127, "", f"error: cannot start {cmd[0]}: {e}", 0.0)
+        if p.returncode == 127 and "error while loading shared libraries" in p.stderr \
+                and attempt + 1 < BUSY_TRIES:
+            time.sleep(BUSY_WAIT_S)
+            continue
+        run = conformance.Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start)
+        run.rows = conformance.parse_table(p.stdout)
+        return run
+    raise AssertionError("unreachable")
+
+
+# --------------------------------------------------------------------------- models
+
+
+def model_dirs(corpus: Path = CORPUS, shared: Path | None = SHARED_MODELS) -> list[Path]:
+    dirs = []
+    for g in CORPUS_GROUPS:
+        if (corpus / g).is_dir():
+            dirs += sorted(p.parent for p in (corpus / g).glob("*/model.onnx"))
+    if shared is not None and shared.is_dir():
+        dirs += sorted(p.parent for p in shared.glob("*/model.onnx"))
+    return dirs
+
+
+def label(model_dir: Path) -> str:
+    """``decoders/gpt2_ts``, ``speech/vits_ts``, ``models/silero_vad_op18_ifless``."""
+    return f"{model_dir.parent.name}/{model_dir.name}"
+
+
+def select(dirs: list[Path], only: list[str] | None) -> list[Path]:
+    if not only:
+        return dirs
+    return [d for d in dirs if any(s in label(d) for s in only)]
+
+
+def graph_inputs(model: Path) -> list[onnx.ValueInfoProto]:
+    """The model's real inputs (graph inputs that are not initializers)."""
+    m = onnx.load(str(model), load_external_data=False)
+    inits = {t.name for t in m.graph.initializer}
+    return [i for i in m.graph.input if i.name not in inits]
+
+
+def has_dynamic_inputs(model: Path) -> bool:
+    for i in graph_inputs(model):
+        if not i.type.HasField("tensor_type"):
+            continue
+        t = i.type.tensor_type
+        if not t.HasField("shape"):
+            return True
+        if any(not d.HasField("dim_value") for d in t.shape.dim):
+            return True
+    return False
+
+
+def data_set_inputs(model: Path, data_dir: Path) -> list[tuple[str, list[int]]]:
+    """(input name, shape) of a test data set's ``input_N.pb``; unnamed tensors take
+    the name of the N-th graph input."""
+    names = [i.name for i in graph_inputs(model)]
+    out = []
+    k = 0
+    while (p := data_dir / f"input_{k}.pb").exists():
+        t = onnx.load_tensor(str(p))
+        out.append((t.name or (names[k] if k < len(names) else f"input_{k}"), list(t.dims)))
+        k += 1
+    return out
+
+
+def shape_args(model: Path, data_dir: Path) -> list[str]:
+    return [f"--input-shape={n}={'x'.join(map(str, s)) if s else 'scalar'}"
+            for n, s in data_set_inputs(model, data_dir)]
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclasses.dataclass
+class Cell:
+    """One step's outcome: a status and what to show with it (max abs error, first error line)."""
+    status: str
+    detail: str = ""
+    seconds: float = 0.0
+
+    def text(self, limit: int = 140) -> str:
+        word = {conformance.PASSED: "PASS", conformance.FAILED: "FAIL"}.get(self.status, self.status)
+        d = self.detail if len(self.detail) <= limit else self.detail[:limit - 1] + "…"
+        return f"{word} {d}".strip() if d else word
+
+
+@dataclasses.dataclass
+class OutputDetail:
+    name: str
+    type: str = ""
+    fp32: dict[str, str] = dataclasses.field(default_factory=dict)  # data set -> "PASS 1e-7"
+    mixed_abs: float | None = None
+    argmax: float | None = None
+    snr_db: float | None = None
+    nonfinite: int | None = None
+
+
+@dataclasses.dataclass
+class ModelResult:
+    name: str
+    path: Path
+    import_: Cell = dataclasses.field(default_factory=lambda: Cell(SKIPPED))
+    fp32: dict[str, Cell] = dataclasses.field(default_factory=dict)
+    mixed: Cell = dataclasses.field(default_factory=lambda: Cell(SKIPPED))
+    mixed_nonfinite: int | None = None
+    mixed_argmax: list[str] = dataclasses.field(default_factory=list)  # "logits 100.0%"
+    mixed_snr: list[str] = dataclasses.field(default_factory=list)  # "waveform 42.1"
+    library: Cell = dataclasses.field(default_factory=lambda: Cell(SKIPPED))
+    dynamic: Cell = dataclasses.field(default_factory=lambda: Cell(SKIPPED))
+    cuda: Cell = dataclasses.field(default_factory=lambda: Cell(SKIPPED))
+    compile_ms: float | None = None
+    mp_mean_ms: float | None = None
+    mp_min_ms: float | None = None
+    ort_median_ms: float | None = None
+    ort_min_ms: float | None = None
+    ort_error: str = ""
+    outputs: dict[str, OutputDetail] = dataclasses.field(default_factory=dict)
+    notes: list[str] = dataclasses.field(default_factory=list)  # full error lines, fallbacks
+    elapsed_s: float = 0.0
+
+    def output(self, name: str, type_: str = "") -> OutputDetail:
+        d = self.outputs.setdefault(name, OutputDetail(name))
+        d.type = d.type or type_
+        return d
+
+
+def _max_abs(rows: list[conformance.OutputRow]) -> float | None:
+    vals = [r.max_abs for r in rows if r.max_abs is not None]
+    return max(vals, default=None)
+
+
+def _g(x: float | None, fmt: str = ".3g") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    return format(x, fmt)
+
+
+def compare_cell(run: conformance.Run, model: Path, mp_opt: Path | None) -> Cell:
+    """PASS/FAIL with the worst max abs error (and the failing outputs), or the error."""
+    v = conformance.classify(run, model, mp_opt)
+    if v.status in (conformance.PASSED, conformance.FAILED):
+        detail = _g(_max_abs(run.rows))
+        bad = [r.name for r in run.rows if r.passed is False]
+        if bad:
+            detail += f" ({', '.join(bad[:3])}{', …' if len(bad) > 3 else ''})"
+        return Cell(v.status, detail, run.elapsed_s)
+    why = "; ".join(v.reasons) if v.reasons else v.error
+    if v.status == conformance.UNSUPPORTED and v.error and v.error not in why:
+        why = f"{why}: {v.error}" if why else v.error
+    return Cell(v.status, why or v.error, run.elapsed_s)
+
+
+def _error_cell(run: conformance.Run, model: Path, what: str) -> Cell:
+    if run.timed_out:
+        return Cell(conformance.TIMEOUT, what, run.elapsed_s)
+    if conformance.is_crash(run.returncode):
+        from . import node_tests
+        return Cell(conformance.CRASHED, node_tests.describe_exit(run.returncode) + ": "
+                    + conformance.first_error(run.stderr, model), run.elapsed_s)
+    return Cell(conformance.ERROR, conformance.first_error(run.stderr, model), run.elapsed_s)
+
+
+# --------------------------------------------------------------------------- steps
+
+
+@dataclasses.dataclass
+class Tools:
+    mp_run: Path
+    mp_opt: Path
+    mp_compile: Path
+
+    @classmethod
+    def default(cls) -> "Tools":
+        return cls(build_tool("mp-run"), build_tool("mp-opt"), build_tool("mp-compile"))
+
+
+def step_import(t: Tools, r: ModelResult, timeout: float) -> None:
+    model = r.path / "model.onnx"
+    run = run_cmd([str(t.mp_opt), str(model), "--no-output"], timeout)
+    if run.returncode == 0:
+        r.import_ = Cell(OK, seconds=run.elapsed_s)
+    else:
+        r.import_ = _error_cell(run, model, "mp-opt --no-output")
+
+
+def step_fp32(t: Tools, r: ModelResult, data_set: str, timeout: float, repeat: int = 0) -> None:
+    model = r.path / "model.onnx"
+    data_dir = r.path / data_set
+    if not data_dir.is_dir():
+        r.fp32[data_set] = Cell(NA, "no such test set")
+        return
+    cmd = [str(t.mp_run), str(model), "--compare", str(data_dir), "--precision", "fp32"]
+    if repeat:
+        cmd += ["--repeat", str(repeat)]
+    run = run_cmd(cmd, timeout)
+    r.fp32[data_set] = compare_cell(run, model, t.mp_opt)
+    for row in run.rows:
+        res = "" if row.passed is None else ("PASS" if row.passed else "FAIL")
+        r.output(row.name, row.type).fp32[data_set] = f"{res} {_g(row.max_abs)}".strip()
+    if repeat and (m := _TIME.search(run.stdout + run.stderr)):
+        r.compile_ms = float(m["compile"]) if m["compile"] else None
+        r.mp_mean_ms, r.mp_min_ms = float(m["mean"]), float(m["min"])
+
+
+def is_audio_output(name: str) -> bool:
+    return bool(AUDIO_OUT.search(name))
+
+
+def step_mixed(t: Tools, r: ModelResult, timeout: float, tmp: Path) -> None:
+    model = r.path / "model.onnx"
+    data_dir = r.path / DATA_SETS[0]
+    out_dir = tmp / f"{r.path.name}-mixed"
+    run = conformance.run_mp_run(t.mp_run, model, data_dir, precision="mixed",
+                                 output_dir=out_dir, timeout=timeout)
+    r.mixed = compare_cell(run, model, t.mp_opt)
+    if not run.rows:
+        return
+    try:
+        expected = conformance.expected_outputs(data_dir)
+    except Exception as e:  # noqa: BLE001 - a reference onnx cannot read
+        r.notes.append(f"mixed: reference unreadable: {type(e).__name__}: {e}")
+        expected = []
+    nonfinite = 0
+    counted = True
+    for row, a, e in zip(run.rows, conformance.read_outputs(out_dir, run.rows),
+                         expected + [None] * (len(run.rows) - len(expected))):
+        d = r.output(row.name, row.type)
+        if a is None:
+            counted = False
+            r.notes.append(f"mixed: output {row.name} not written or unreadable")
+            continue
+        nf = int(np.sum(~np.isfinite(a))) if np.issubdtype(a.dtype, np.floating) else 0
+        d.nonfinite = nf
+        nonfinite += nf
+        if e is None or a.shape != e.shape:
+            continue
+        m = conformance.output_metrics(row.name, a, e, is_audio_output(row.name))
+        d.mixed_abs, d.argmax, d.snr_db = m.max_abs, m.argmax, m.snr_db
+        if m.argmax is not None and not math.isnan(m.argmax):
+            r.mixed_argmax.append(f"{row.name} {100 * m.argmax:.1f}%")
+        if m.snr_db is not None:
+            r.mixed_snr.append(f"{row.name} {m.snr_db:.1f}")
+    r.mixed_nonfinite = nonfinite if counted else None
+    shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def _compile(t: Tools, model: Path, data_dir: Path, lib: Path, extra: list[str],
+             timeout: float) -> tuple[conformance.Run, str]:
+    """mp-compile with test_data_set_0's shapes pinned; when that is refused, again with
+    ``--shapes-from``. Returns the last run and "" or the note of the fallback."""
+    base = [str(t.mp_compile), str(model), "-o", str(lib), *extra]
+    run = run_cmd(base + shape_args(model, data_dir), timeout)
+    if run.returncode == 0 or run.timed_out or conformance.is_crash(run.returncode):
+        return run, ""
+    first = conformance.first_error(run.stderr, model)
+    retry = run_cmd(base + ["--shapes-from", str(data_dir)], timeout)
+    retry.elapsed_s += run.elapsed_s
+    return retry, f"--input-shape refused ({first}); --shapes-from used"
+
+
+def step_library(t: Tools, r: ModelResult, timeout: float, tmp: Path) -> None:
+    model = r.path / "model.onnx"
+    data_dir = r.path / DATA_SETS[0]
+    lib = tmp / f"lib{r.path.name}.so"
+    run, note = _compile(t, model, data_dir, lib, [], timeout)
+    if note:
+        r.notes.append(f"CPU library: {note}")
+    if run.returncode != 0:
+        c = _error_cell(run, model, "mp-compile")
+        r.library = Cell(c.status, "compile: " + c.detail, c.seconds)
+        return
+    run2 = run_cmd([str(t.mp_run), str(lib), "--compare", str(data_dir)], timeout)
+    c = compare_cell(run2, lib, None)
+    if c.status not in (conformance.PASSED, conformance.FAILED):
+        c.detail = "run: " + c.detail
+    if note:
+        c.detail = (c.detail + " (--shapes-from)").strip()
+    c.seconds += run.elapsed_s
+    r.library = c
+
+
+def step_dynamic(t: Tools, r: ModelResult, timeout: float, tmp: Path) -> None:
+    model = r.path / "model.onnx"
+    if not has_dynamic_inputs(model):
+        r.dynamic = Cell(NA, "static inputs")
+        return
+    lib = tmp / f"lib{r.path.name}_dyn.so"
+    run = run_cmd([str(t.mp_compile), str(model), "-o", str(lib), "--dynamic-shapes"], timeout)
+    if run.returncode != 0:
+        c = _error_cell(run, model, "mp-compile --dynamic-shapes")
+        r.dynamic = Cell(c.status, "compile: " + c.detail, c.seconds)
+        return
+    sets = sorted(p for p in r.path.glob("test_data_set_*") if p.is_dir())
+    cells = [compare_cell(run_cmd([str(t.mp_run), str(lib), "--compare", str(s)], timeout), lib, None)
+             for s in sets]
+    passed = sum(c.status == conformance.PASSED for c in cells)
+    bad = [f"set {s.name.removeprefix('test_data_set_')}: {c.text()}"
+           for s, c in zip(sets, cells) if c.status != conformance.PASSED]
+    if passed == len(cells):
+        status = conformance.PASSED
+    elif passed or any(c.status == conformance.FAILED for c in cells):
+        status = conformance.FAILED
+    else:
+        status = cells[0].status
+    r.dynamic = Cell(status, f"{passed}/{len(sets)}" + (f" ({'; '.join(bad)})" if bad else ""),
+                     run.elapsed_s + sum(c.seconds for c in cells))
+
+
+def step_cuda(t: Tools, r: ModelResult, timeout: float, tmp: Path) -> None:
+    model = r.path / "model.onnx"
+    lib = tmp / f"lib{r.path.name}_cuda.so"
+    run, note = _compile(t, model, r.path / DATA_SETS[0], lib, ["--target", "cuda"], timeout)
+    if note:
+        r.notes.append(f"CUDA build: {note}")
+    if run.returncode == 0:
+        r.cuda = Cell(OK, "(--shapes-from)" if note else "", run.elapsed_s)
+    else:
+        r.cuda = _error_cell(run, model, "mp-compile --target cuda")
+
+
+# --------------------------------------------------------------------------- onnxruntime
+
+
+def ort_time(model: Path, data_dir: Path, repeat: int) -> dict:
+    """onnxruntime CPU, one thread: {"median_ms", "min_ms", "runs"} or {"error"}."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    try:
+        sess = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"session: {str(e).splitlines()[0][:300]}"}
+    names = [i.name for i in sess.get_inputs()]
+    feeds = {}
+    k = 0
+    while (p := data_dir / f"input_{k}.pb").exists():
+        t = onnx.load_tensor(str(p))
+        feeds[t.name or names[k]] = conformance.load_pb(p)
+        k += 1
+    try:
+        sess.run(None, feeds)  # warm-up
+        times = []
+        for _ in range(max(repeat, 1)):
+            start = time.perf_counter()
+            sess.run(None, feeds)
+            times.append(1e3 * (time.perf_counter() - start))
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"run: {str(e).splitlines()[0][:300]}"}
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "runs": len(times)}
+
+
+def step_ort(r: ModelResult, timeout: float, repeat: int) -> None:
+    """:func:`ort_time` in a child process (a crash or a hang costs one cell)."""
+    cmd = [sys.executable, "-m", "mp.tools.corpus_bench", "--ort-child",
+           str(r.path / "model.onnx"), str(r.path / DATA_SETS[0]), str(repeat)]
+    env_py = str(REPO / "python")
+    start = time.monotonic()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                           env={**os.environ, "PYTHONPATH": env_py + os.pathsep
+                                + os.environ.get("PYTHONPATH", "")})
+    except subprocess.TimeoutExpired:
+        r.ort_error = f"timeout after {time.monotonic() - start:.0f} s"
+        return
+    try:
+        res = json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        tail = (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
+        r.ort_error = f"child failed: {tail[:300]}"
+        return
+    if "error" in res:
+        r.ort_error = res["error"]
+    else:
+        r.ort_median_ms, r.ort_min_ms = res["median_ms"], res["min_ms"]
+
+
+# --------------------------------------------------------------------------- sweep
+
+ALL_STEPS = ("import", "fp32", "mixed", "library", "dynamic", "cuda", "timing")
+
+
+def bench_model(model_dir: Path, tools: Tools | None = None, *, steps: tuple[str, ...] = ALL_STEPS,
+                timeout: float = TIMEOUT_S, repeat: int = REPEAT) -> ModelResult:
+    tools = tools or Tools.default()
+    r = ModelResult(label(model_dir), model_dir)
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="mp-corpus-") as tmp_:
+        tmp = Path(tmp_)
+        if "import" in steps:
+            step_import(tools, r, timeout)
+        if "fp32" in steps:
+            for i, s in enumerate(DATA_SETS):
+                step_fp32(tools, r, s, timeout, repeat=repeat if i == 0 and "timing" in steps else 0)
+        if "mixed" in steps:
+            step_mixed(tools, r, timeout, tmp)
+        if "library" in steps:
+            step_library(tools, r, timeout, tmp)
+        if "dynamic" in steps:
+            step_dynamic(tools, r, timeout, tmp)
+        if "cuda" in steps:
+            step_cuda(tools, r, timeout, tmp)
+        if "timing" in steps:
+            step_ort(r, timeout, repeat)
+    r.elapsed_s = time.monotonic() - start
+    return r
+
+
+def sweep(dirs: list[Path], tools: Tools | None = None, *, steps: tuple[str, ...] = ALL_STEPS,
+          timeout: float = TIMEOUT_S, repeat: int = REPEAT, jobs: int = 1,
+          progress: bool = False) -> list[ModelResult]:
+    tools = tools or Tools.default()
+
+    def one(d: Path) -> ModelResult:
+        r = bench_model(d, tools, steps=steps, timeout=timeout, repeat=repeat)
+        if progress:
+            print(f"{r.name}: import {r.import_.text(60)}; fp32 "
+                  + ", ".join(c.text(60) for c in r.fp32.values())
+                  + f"; mixed {r.mixed.text(60)}; lib {r.library.text(60)}; dyn {r.dynamic.text(60)}; "
+                  f"cuda {r.cuda.text(60)} ({r.elapsed_s:.0f} s)", file=sys.stderr, flush=True)
+        return r
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
+        return list(pool.map(one, dirs))
+
+
+# --------------------------------------------------------------------------- report
+
+COLUMNS = ["model", "import", "fp32 set 0", "fp32 set 1", "mixed (set 0)", "mixed non-finite",
+           "mixed argmax (logits)", "mixed SNR dB (audio)", "CPU library", "dynamic library",
+           "CUDA build", "JIT compile ms", "mp run ms mean/min", "ort run ms median/min",
+           "mp/ort (min)"]
+
+
+def _ms(a: float | None, b: float | None) -> str:
+    if a is None:
+        return ""
+    return f"{a:.3g} / {b:.3g}" if b is not None else f"{a:.3g}"
+
+
+def row_cells(r: ModelResult) -> list[str]:
+    """The main table's cells for one model; no cell is empty ("—" when there is nothing)."""
+    dash = "—"
+    fp32 = [r.fp32.get(s, Cell(SKIPPED)).text() for s in DATA_SETS]
+    mixed_ran = r.mixed.status in (conformance.PASSED, conformance.FAILED)
+    nonfinite = (str(r.mixed_nonfinite) if r.mixed_nonfinite is not None
+                 else ("?" if mixed_ran else dash))
+    if r.mp_min_ms is None and not r.ort_error and r.ort_min_ms is None:
+        timing = [dash, dash, dash, dash]
+    else:
+        ort = _ms(r.ort_median_ms, r.ort_min_ms) or (f"error: {r.ort_error}" if r.ort_error else dash)
+        ratio = (f"{r.mp_min_ms / r.ort_min_ms:.2f}" if r.mp_min_ms and r.ort_min_ms else dash)
+        timing = [_g(r.compile_ms, ".0f") or dash, _ms(r.mp_mean_ms, r.mp_min_ms) or dash, ort, ratio]
+    return [r.name, r.import_.text(), *fp32, r.mixed.text(), nonfinite,
+            ", ".join(r.mixed_argmax) or dash, ", ".join(r.mixed_snr) or dash,
+            r.library.text(), r.dynamic.text(), r.cuda.text(), *timing]
+
+
+def _count(results: list[ModelResult], get) -> str:
+    from collections import Counter
+    c = Counter(get(r).status for r in results)
+    order = [OK, conformance.PASSED, conformance.FAILED, conformance.ERROR, conformance.UNSUPPORTED,
+             conformance.CRASHED, conformance.TIMEOUT, NA, SKIPPED]
+    word = {conformance.PASSED: "PASS", conformance.FAILED: "FAIL"}
+    return ", ".join(f"{c[s]} {word.get(s, s)}" for s in order if c[s])
+
+
+def render(results: list[ModelResult], *, command: str, elapsed_s: float, tools: Tools,
+           timeout: float, repeat: int) -> str:
+    import importlib.metadata as md
+
+    vers = []
+    for pkg in ("onnx", "onnxruntime", "numpy"):
+        try:
+            vers.append(f"{pkg} {md.version(pkg)}")
+        except md.PackageNotFoundError:
+            vers.append(f"{pkg} (not installed)")
+    nvcc = shutil.which("nvcc")
+    out = report.begin(
+        "mp on the real-exporter corpus",
+        "One row per model of `../shared/corpus/{decoders,speech}` (torch.onnx exports, TorchScript "
+        "`_ts` and dynamo `_dynamo`) and `../shared/models`. References are the stored "
+        "onnxruntime outputs (`test_data_set_K/output_N.pb`). Columns: "
+        "**import** = `mp-opt MODEL --no-output` (`ok` or its first error line); "
+        "**fp32 set K** = `mp-run MODEL --compare test_data_set_K` at mp-run's default tolerances "
+        f"(rtol {conformance.FP32_RTOL:g} / atol {conformance.FP32_ATOL:g} for fp32 outputs, "
+        f"{conformance.MIXED_RTOL:g} / {conformance.MIXED_ATOL:g} for fp16 outputs): PASS/FAIL and the "
+        "worst max abs error over the outputs (failing outputs named), or the error; "
+        "**mixed** = the same on set 0 with `--precision mixed` (built-in policy, tolerances "
+        f"{conformance.MIXED_RTOL:g} / {conformance.MIXED_ATOL:g}), with the number of non-finite values "
+        "in mp's outputs (0 included), argmax agreement over the last axis for `logits` outputs and "
+        "SNR = 10 log10(Σref² / Σ(out − ref)²) for audio outputs (names containing `audio` or `wav`); "
+        "**CPU library** = `mp-compile MODEL -o libX.so --input-shape NAME=AxB ...` (set 0's shapes), "
+        "then `mp-run libX.so --compare test_data_set_0` (`(--shapes-from)`: pinning shapes was "
+        "refused, e.g. an input whose value decides shapes, and `--shapes-from test_data_set_0` was "
+        "used instead, see the notes); **dynamic library** = `mp-compile MODEL -o libX.so "
+        "--dynamic-shapes` compiled once and run against every test set (passing sets / sets; "
+        "`n/a` when every input dim is static); **CUDA build** = `mp-compile MODEL --target cuda "
+        "-o libX.so --input-shape ...` builds (default `--gpu sm_80,sm_90`; nothing runs on a GPU); "
+        f"**timing** = mp-run's JIT compile time and run time (`--repeat {repeat}` on set 0; the "
+        "JIT runs in-process) vs onnxruntime's CPU provider with `intra_op_num_threads=1`, "
+        f"`inter_op_num_threads=1`, default graph optimizations, one warm-up then {repeat} runs "
+        "(median / min); mp/ort = mp min / ort min (below 1: mp faster). "
+        f"Each step runs in a child process with a {timeout:g} s timeout (`timeout` when exceeded). "
+        "Statuses: PASS, FAIL (ran, wrong numbers), error (imported but could not compile or run), "
+        "unsupported (the importer rejects it or an op has no CPU lowering), crashed, timeout.",
+        command=command,
+        extra=[f"mp-run: `{report.rel(tools.mp_run)}` ({report.built(tools.mp_run)}), mp-compile: "
+               f"`{report.rel(tools.mp_compile)}` ({report.built(tools.mp_compile)}), mp-opt: "
+               f"`{report.rel(tools.mp_opt)}` ({report.built(tools.mp_opt)})",
+               ", ".join(vers) + (f", nvcc `{nvcc}`" if nvcc else ", no nvcc on PATH"),
+               f"Models: {len(results)}; total time {elapsed_s:.0f} s"])
+    w = out.append
+    w("")
+    w("## Summary")
+    w("")
+    summary = [("import", _count(results, lambda r: r.import_))]
+    for s in DATA_SETS:
+        summary.append((f"fp32 {s}", _count(results, lambda r, s=s: r.fp32.get(s, Cell(SKIPPED)))))
+    summary += [("mixed (set 0)", _count(results, lambda r: r.mixed)),
+                ("CPU library", _count(results, lambda r: r.library)),
+                ("dynamic library", _count(results, lambda r: r.dynamic)),
+                ("CUDA build", _count(results, lambda r: r.cuda))]
+    nf = [r.name for r in results if r.mixed_nonfinite]
+    summary.append(("mixed non-finite outputs", ", ".join(nf) if nf else "none"))
+    out += report.table(["step", "models"], summary)
+    w("")
+    w("## Models")
+    w("")
+    out += report.table(COLUMNS, (row_cells(r) for r in results), "lllllllllllrrrr")
+    w("")
+    w("## Per output")
+    w("")
+    w("fp32 result and max abs error per test set, and the mixed-precision (set 0) max abs error, "
+      "argmax agreement (logits), SNR dB (audio) and non-finite count of each output.")
+    w("")
+    rows = []
+    for r in results:
+        for d in r.outputs.values():
+            rows.append([r.name, d.name, d.type, *(d.fp32.get(s, "") for s in DATA_SETS),
+                         _g(d.mixed_abs), "" if d.argmax is None or math.isnan(d.argmax)
+                         else f"{100 * d.argmax:.1f}%", "" if d.snr_db is None else f"{d.snr_db:.1f}",
+                         "" if d.nonfinite is None else str(d.nonfinite)])
+    out += report.table(["model", "output", "type", "fp32 set 0", "fp32 set 1", "mixed max abs",
+                         "mixed argmax", "mixed SNR dB", "mixed non-finite"], rows, "lllllrrrr",
+                        empty="No outputs (nothing ran).")
+    w("")
+    w("## Errors and notes")
+    w("")
+    w("Every cell that is not PASS/ok, with its full first error line, and the `--shapes-from` "
+      "fallbacks.")
+    w("")
+    rows = []
+    for r in results:
+        cells = [("import", r.import_), *((f"fp32 {s}", c) for s, c in r.fp32.items()),
+                 ("mixed", r.mixed), ("CPU library", r.library), ("dynamic library", r.dynamic),
+                 ("CUDA build", r.cuda)]
+        for what, c in cells:
+            if c.status not in (OK, conformance.PASSED, NA, SKIPPED):
+                rows.append([r.name, what, c.text(limit=10_000)])
+        if r.ort_error:
+            rows.append([r.name, "onnxruntime", r.ort_error])
+        for n in r.notes:
+            rows.append([r.name, "note", n])
+    out += report.table(["model", "step", "what"], rows, empty="None.")
+    return "\n".join(out).rstrip() + "\n"
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--ort-child"]:
+        print(json.dumps(ort_time(Path(argv[1]), Path(argv[2]), int(argv[3]))))
+        return 0
+    ap = argparse.ArgumentParser(prog="python -m mp.tools.corpus_bench",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", action="append", default=[], metavar="SUBSTR",
+                    help="only models whose name (e.g. speech/vits_ts) contains SUBSTR; repeatable")
+    ap.add_argument("--skip-cuda", action="store_true", help="no --target cuda build")
+    ap.add_argument("--skip-library", action="store_true",
+                    help="no mp-compile CPU libraries (pinned or --dynamic-shapes)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="models in parallel (default 1; timings are only meaningful at 1)")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per step")
+    ap.add_argument("--repeat", type=int, default=REPEAT, help="timed runs (mp-run --repeat, onnxruntime)")
+    ap.add_argument("--corpus", type=Path, default=CORPUS)
+    ap.add_argument("--models", type=Path, default=SHARED_MODELS, help="shared models folder")
+    ap.add_argument("--build", type=Path, default=None, help="build folder (default $MP_BUILD_DIR or build/)")
+    ap.add_argument("--out", type=Path, default=None, help="markdown report (default: stdout)")
+    ap.add_argument("--command", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+
+    tools = Tools.default()
+    if args.build is not None:
+        b = args.build / "bin"
+        tools = Tools(b / "mp-run", b / "mp-opt", b / "mp-compile")
+    for p in (tools.mp_run, tools.mp_opt, tools.mp_compile):
+        if not p.is_file():
+            print(f"error: {p} not found (build mp or pass --build)", file=sys.stderr)
+            return 2
+    dirs = select(model_dirs(args.corpus, args.models), args.only)
+    if not dirs:
+        print("error: no models selected", file=sys.stderr)
+        return 2
+    steps = tuple(s for s in ALL_STEPS
+                  if not (args.skip_cuda and s == "cuda")
+                  and not (args.skip_library and s in ("library", "dynamic")))
+    start = time.monotonic()
+    results = sweep(dirs, tools, steps=steps, timeout=args.timeout, repeat=args.repeat,
+                    jobs=args.jobs, progress=True)
+    command = args.command or ("python -m mp.tools.corpus_bench " + " ".join(argv)).strip()
+    text = render(results, command=command, elapsed_s=time.monotonic() - start, tools=tools,
+                  timeout=args.timeout, repeat=args.repeat)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
