@@ -167,8 +167,10 @@ static int runTestDir() {
     return fail("--test-dir: '" + testDir + "' is not a folder");
   mp::TestTreeOptions options;
   options.model = modelOptions();
-  // fp32 outputs default to the ONNX backend runner's tolerances.
+  // fp32 outputs of ONNX backend cases (test_*) default to the ONNX
+  // runner's tolerances, those of other folders (models) to mp-run's.
   options.tolerances = {rtolOpt, atolOpt, options.model.mixed, 1e-3, 1e-7};
+  options.modelTolerances = {rtolOpt, atolOpt, options.model.mixed};
   options.timeoutSeconds = caseTimeout;
   mp::TestTreeCounts counts = mp::runTestTree(testDir, options, llvm::outs());
   return counts.failed ? 1 : 0;

@@ -10,7 +10,11 @@ namespace mp {
 
 struct TestTreeOptions {
   ModelOptions model;
+  /// For ONNX backend cases (folders named `test_*`).
   Tolerances tolerances;
+  /// For any other case folder (a model); only its fp32 defaults are read,
+  /// explicit --rtol/--atol in `tolerances` apply to both.
+  Tolerances modelTolerances;
   /// Seconds a case may take (compile and every data set) before it is
   /// killed and counted as failed.
   unsigned timeoutSeconds = 300;
