@@ -193,7 +193,10 @@ void registerReductionImporters(OpTable &t) {
   t.add("BatchNormalization", {7, 9, 14, 15}, importBatchNorm);
   t.add("InstanceNormalization", {6, 22}, importInstanceNorm);
   t.add("GroupNormalization", {18, 21}, importGroupNorm);
-  t.add("LayerNormalization", {17}, importLayerNorm);
+  // Version 1 is onnxruntime's: it registers LayerNormalization in the
+  // default domain for opsets below 17 (its transformers optimizer writes
+  // it), with ONNX 17's attributes and meaning.
+  t.add("LayerNormalization", {1, 17}, importLayerNorm);
   t.add("RMSNormalization", {23}, importRMSNorm);
   // onnxruntime registers SimplifiedLayerNormalization in both domains.
   t.add("SimplifiedLayerNormalization", {1}, importRMSNorm);

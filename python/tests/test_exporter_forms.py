@@ -1,12 +1,14 @@
-"""Results whose sizes depend on tensor values (issue: run what real
-exporters produce).
+"""Forms that real exporters write (issue: run what real exporters produce),
+each checked against onnxruntime on the same model and inputs.
 
-NonZero, boolean-mask indexing as torch exports it (NonZero -> Transpose ->
-GatherND / ScatterND) and lengths computed from the data: with the inputs'
-shapes pinned (the default), everything the input shapes decide is static and
-what the values decide stays dynamic automatically; outputs of run-time size
-come back in the size the run produced. Every check compares with
-onnxruntime on the same model and inputs.
+* Results whose sizes depend on tensor values: NonZero, boolean-mask
+  indexing as torch exports it (NonZero -> Transpose -> GatherND /
+  ScatterND) and lengths computed from the data. With the inputs' shapes
+  pinned (the default), what the input shapes decide is static and what the
+  values decide stays dynamic automatically; outputs of run-time size come
+  back in the size the run produced.
+* TorchScript's If whose branches differ in rank (squeeze if dim is 1).
+* onnxruntime's default-domain LayerNormalization below opset 17.
 """
 
 from __future__ import annotations
@@ -162,3 +164,25 @@ def test_if_branches_of_different_rank(tmp_path):
     rng = np.random.default_rng(1)
     for n in (1, 3):
         _check(path, {"x": rng.standard_normal((2, n, 4)).astype(np.float32)})
+
+
+def test_layer_norm_below_opset_17(tmp_path):
+    """onnxruntime's default-domain LayerNormalization at opset 13 (what its
+    transformers optimizer writes) runs like onnxruntime."""
+    path = _save(
+        tmp_path,
+        [helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"],
+                          axis=-1, epsilon=1e-5)],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 8]),
+         helper.make_tensor_value_info("g", TensorProto.FLOAT, [8]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 8])],
+        opset=13)
+    rng = np.random.default_rng(2)
+    feeds = {"x": rng.standard_normal((2, 5, 8)).astype(np.float32),
+             "g": rng.standard_normal(8).astype(np.float32),
+             "b": rng.standard_normal(8).astype(np.float32)}
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    want = sess.run(None, feeds)[0]
+    got = mp.compile(path, "fp32").run(feeds)["y"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
