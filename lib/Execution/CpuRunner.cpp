@@ -19,12 +19,63 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <csetjmp>
 #include <cstdlib>
 #include <cstring>
 
 using namespace mlir;
 
 namespace mp {
+
+//===----------------------------------------------------------------------===//
+// Run-time checks
+//===----------------------------------------------------------------------===//
+
+// Checks of compiled code (cf.assert: ScatterElements' index bounds) lower
+// to `puts(message)` and `abort()`. The JIT binds both names to the two
+// functions below, so that a failed check ends the run, not the process:
+// the run returns the check's message as its error. Memory the run had
+// taken from the pool is not given back.
+
+/// The message of this thread's failed check.
+static thread_local std::string failedCheck;
+/// Where a failed check returns to: set while this thread runs an entry.
+static thread_local std::jmp_buf *checkExit = nullptr;
+
+/// `puts` of compiled code: a failed check's message.
+static int recordCheckMessage(const char *message) {
+  failedCheck = message;
+  return 0;
+}
+
+/// `abort` of compiled code: back to the run that failed the check.
+[[noreturn]] static void failCheck() {
+  if (checkExit)
+    std::longjmp(*checkExit, 1);
+  std::abort();
+}
+
+/// Calls the packed entry `entry`; false with `error` set when it fails,
+/// a failed run-time check included.
+static bool invokeChecked(ExecutionEngine &engine, StringRef entry,
+                          MutableArrayRef<void *> args, std::string &error) {
+  std::jmp_buf jump;
+  failedCheck.clear();
+  checkExit = &jump;
+  if (setjmp(jump) != 0) {
+    checkExit = nullptr;
+    error = failedCheck.empty() ? "a run-time check of the model failed"
+                                : failedCheck;
+    return false;
+  }
+  llvm::Error e = engine.invokePacked(entry, args);
+  checkExit = nullptr;
+  if (e) {
+    error = "running the model failed: " + llvm::toString(std::move(e));
+    return false;
+  }
+  return true;
+}
 
 CpuRunner::~CpuRunner() = default;
 
@@ -110,6 +161,9 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
     bind("_mlir_memref_to_llvm_alloc", &poolAlloc);
     bind("_mlir_memref_to_llvm_aligned_alloc", &poolAlignedAlloc);
     bind("_mlir_memref_to_llvm_free", &poolFree);
+    // Run-time checks: a failure ends the run (see failCheck).
+    bind("puts", &recordCheckMessage);
+    bind("abort", &failCheck);
     return symbols;
   });
   runner->engine = std::move(*engine);
@@ -242,10 +296,8 @@ bool CpuRunner::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
     pointers.push_back(d.data());
   for (void *&p : pointers)
     args.push_back(&p);
-  if (llvm::Error e = engine->invokePacked(entry, args)) {
-    error = "running the model failed: " + llvm::toString(std::move(e));
+  if (!invokeChecked(*engine, entry, args, error))
     return false;
-  }
   return !signature.returnsOutputs ||
          takeReturnedOutputs(results.data(), out, error);
 }

@@ -124,6 +124,7 @@ static const DefaultPolicyEntry kTable[] = {
     {"GatherElements", "mp.gather_elements", C, false, "data movement"},
     {"GatherND", "mp.gather_nd", C, false, "data movement"},
     {"ScatterND", "mp.scatter_nd", C, false, "data movement"},
+    {"ScatterElements", "mp.scatter_elements", C, false, "data movement"},
     {"TensorScatter", "mp.tensor_scatter", C, false, "data movement (KV cache writes)"},
     {"Squeeze", "mp.squeeze", C, false, "data movement"},
     {"Unsqueeze", "mp.unsqueeze", C, false, "data movement"},

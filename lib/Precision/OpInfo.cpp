@@ -88,8 +88,8 @@ bool isIndexOperand(Operation *op, unsigned index) {
       .Case([&](SliceOp o) { return index != 0; })
       .Case([&](PadOp o) { return is(o.getPads()) || is(o.getAxes()); })
       .Case([&](ResizeOp o) { return index != 0; })
-      .Case<GatherOp, GatherElementsOp, GatherNDOp, ScatterNDOp>(
-          [&](auto o) { return index == 1; })
+      .Case<GatherOp, GatherElementsOp, GatherNDOp, ScatterNDOp,
+            ScatterElementsOp>([&](auto o) { return index == 1; })
       .Case([&](TensorScatterOp o) { return is(o.getWriteIndices()); })
       .Case([&](TriluOp o) { return is(o.getK()); })
       .Case([&](RotaryEmbeddingOp o) { return is(o.getPositionIds()); })

@@ -32,6 +32,10 @@ Transpose Trilu Unsqueeze Where
 SimplifiedLayerNormalization
 NonZero
 """.split()
+# Added since: ScatterElements.
+REQUIRED_DEFAULT += """
+ScatterElements
+""".split()
 REQUIRED_MS = """
 Attention MultiHeadAttention GroupQueryAttention RotaryEmbedding SkipLayerNormalization
 SimplifiedLayerNormalization SkipSimplifiedLayerNormalization EmbedLayerNormalization

@@ -44,6 +44,8 @@ def MpToLinalg : Pass<"mp-lower-to-linalg", "mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect", "::mlir::gpu::GPUDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::memref::MemRefDialect",
+    // cf.assert: run-time checks of data-dependent indices.
+    "::mlir::cf::ControlFlowDialect",
   ];
 }
 

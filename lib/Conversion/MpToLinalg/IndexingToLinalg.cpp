@@ -1,16 +1,18 @@
 //===- IndexingToLinalg.cpp - index-driven ops to linalg/tensor/scf -------===//
 //
-// GatherElements, GatherND, ScatterND, TensorScatter, CumSum and
-// ArgMax/ArgMin: ops whose reads or writes are steered by data (indices,
-// positions, comparisons).
+// GatherElements, GatherND, ScatterND, ScatterElements, TensorScatter,
+// CumSum and ArgMax/ArgMin: ops whose reads or writes are steered by data
+// (indices, positions, comparisons).
 //
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
 #include "Patterns.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
+#include "mp/Precision/OpInfo.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -460,6 +462,88 @@ struct TensorScatterLowering : public OpRewritePattern<TensorScatterOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// ScatterElements
+//===----------------------------------------------------------------------===//
+
+/// The message of the run-time check of ScatterElements' indices.
+std::string scatterElementsRangeMessage(ScatterElementsOp op, int64_t axis) {
+  std::string node = onnxNodeName(op);
+  return "mp: ScatterElements" +
+         (node.empty() ? "" : " (node '" + node + "')") +
+         ": an index is out of range [-d, d) for the data's size d along "
+         "axis " +
+         std::to_string(axis);
+}
+
+/// A loop over the updates in row-major order (later updates win, as the
+/// spec's reference implementation): update p goes to the data at p with
+/// its `axis` coordinate replaced by indices[p], combined with the
+/// reduction if any. Each index is checked first: one outside [-d, d)
+/// stops the run (cf.assert, whose message names the node) instead of
+/// writing out of bounds.
+struct ScatterElementsLowering : public OpRewritePattern<ScatterElementsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScatterElementsOp op,
+                                PatternRewriter &rewriter) const override {
+    StringRef reduction = op.getReduction();
+    if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction))
+      return rewriter.notifyMatchFailure(op, "unknown reduction");
+    Location loc = op.getLoc();
+    int64_t rank = typeOf(op.getData()).getRank(), axis = op.getAxis();
+    if (axis < 0)
+      axis += rank;
+    // Run-time sizes: the updates' (= the indices') dims and their number,
+    // and the data's size along the axis.
+    SmallVector<Value> updShape;
+    Value count = indexConst(rewriter, loc, 1);
+    for (int64_t d = 0; d < rank; ++d) {
+      updShape.push_back(dimValue(rewriter, loc, op.getIndices(), d));
+      count = arith::MulIOp::create(rewriter, loc, count, updShape.back());
+    }
+    Value axisSize = dimValue(rewriter, loc, op.getData(), axis);
+    Value negSize = arith::SubIOp::create(
+        rewriter, loc, indexConst(rewriter, loc, 0), axisSize);
+    std::string message = scatterElementsRangeMessage(op, axis);
+
+    auto loop = scf::ForOp::create(
+        rewriter, loc, indexConst(rewriter, loc, 0), count,
+        indexConst(rewriter, loc, 1), ValueRange{op.getData()},
+        [&](OpBuilder &b, Location l, Value u, ValueRange iter) {
+          // u -> its position in the updates (row-major; u < count, so
+          // what is left for dim 0 is in range).
+          SmallVector<Value> pos(rank);
+          Value rest = u;
+          for (int64_t d = rank - 1; d > 0; --d) {
+            pos[d] = arith::RemUIOp::create(b, l, rest, updShape[d]);
+            rest = arith::DivUIOp::create(b, l, rest, updShape[d]);
+          }
+          pos[0] = rest;
+          Value raw = arith::IndexCastOp::create(
+              b, l, b.getIndexType(),
+              tensor::ExtractOp::create(b, l, op.getIndices(), pos));
+          Value inRange = arith::AndIOp::create(
+              b, l,
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, raw,
+                                    negSize),
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, raw,
+                                    axisSize));
+          cf::AssertOp::create(b, l, inRange, message);
+          SmallVector<Value> at = pos;
+          at[axis] = normalizedIndex(b, l, raw, axisSize);
+          Value v = tensor::ExtractOp::create(b, l, op.getUpdates(), pos);
+          if (reduction != "none")
+            v = ScatterNDLowering::combine(
+                b, l, reduction, tensor::ExtractOp::create(b, l, iter[0], at),
+                v);
+          scf::YieldOp::create(
+              b, l, ValueRange{tensor::InsertOp::create(b, l, v, iter[0], at)});
+        });
+    rewriter.replaceOp(op, loop.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateIndexingToLinalgPatterns(RewritePatternSet &patterns) {
@@ -467,6 +551,7 @@ void populateIndexingToLinalgPatterns(RewritePatternSet &patterns) {
                CumSumLowering, TensorScatterLowering,
                ArgReduceLowering<ArgMaxOp, true>,
                ArgReduceLowering<ArgMinOp, false>>(patterns.getContext());
+  patterns.add<ScatterElementsLowering>(patterns.getContext());
 }
 
 } // namespace mp

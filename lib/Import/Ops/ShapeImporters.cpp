@@ -224,6 +224,25 @@ FailureOr<ValueList> importScatterND(NodeContext &n) {
                                 n.strAttr("reduction", "none"));
 }
 
+FailureOr<ValueList> importScatterElements(NodeContext &n) {
+  FailureOr<Value> data = n.required(0, "data"), idx = n.required(1, "indices"),
+                   upd = n.required(2, "updates");
+  if (failed(data) || failed(idx) || failed(upd))
+    return failure();
+  // Reductions came with opset 16 (add, mul) and 18 (max, min).
+  std::string reduction = n.getString("reduction", "none");
+  bool known = reduction == "none" ||
+               (n.since >= 16 && (reduction == "add" || reduction == "mul")) ||
+               (n.since >= 18 && (reduction == "max" || reduction == "min"));
+  if (!known)
+    return n.error() << "reduction '" << reduction
+                     << "' is not one ScatterElements-" << n.since
+                     << " defines (none" << (n.since >= 16 ? ", add, mul" : "")
+                     << (n.since >= 18 ? ", max, min" : "") << ")";
+  return n.results<ScatterElementsOp>(*data, *idx, *upd, n.i64Attr("axis", 0),
+                                      n.b.getStringAttr(reduction));
+}
+
 FailureOr<ValueList> importTensorScatter(NodeContext &n) {
   FailureOr<Value> cache = n.required(0, "past_cache"),
                    upd = n.required(1, "update");
@@ -377,6 +396,9 @@ void registerShapeImporters(OpTable &t) {
   t.add("Resize", {10, 11, 13, 18, 19}, importResize);
   t.add("Upsample", {7, 9}, importUpsample);
   t.add("Trilu", {14}, importTrilu);
+
+  // ScatterElements: reductions add/mul since 16, max/min since 18.
+  t.add("ScatterElements", {11, 13, 16, 18}, importScatterElements);
 }
 
 } // namespace mp::import

@@ -866,3 +866,27 @@ LogicalResult ResizeOp::verify() {
     return emitOpError("exactly one of scales and sizes must be given");
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// ScatterElements
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterElementsOp::verify() {
+  ArrayRef<int64_t> data = shapeOf(getData());
+  ArrayRef<int64_t> indices = shapeOf(getIndices());
+  ArrayRef<int64_t> updates = shapeOf(getUpdates());
+  if (elementTypeOf(getData()) != elementTypeOf(getUpdates()))
+    return emitOpError("updates must have the data's element type, got ")
+           << elementTypeOf(getUpdates()) << " for "
+           << elementTypeOf(getData());
+  if (indices.size() != data.size())
+    return emitOpError("indices must have the data's rank ")
+           << data.size() << ", got rank " << indices.size();
+  if (failed(verifyCompatibleShape(indices, updates)))
+    return emitOpError("updates must have the shape of indices, got ")
+           << getUpdates().getType() << " for " << getIndices().getType();
+  if (!normalizeAxis(getAxis(), data.size()))
+    return emitOpError("axis ")
+           << (int64_t)getAxis() << " is out of range for rank " << data.size();
+  return verifyReduction(*this, getReduction());
+}

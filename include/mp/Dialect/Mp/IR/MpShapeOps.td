@@ -280,4 +280,33 @@ def Mp_ResizeOp : Mp_CustomInferOp<"resize", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// ScatterElements
+//===----------------------------------------------------------------------===//
+
+def Mp_ScatterElementsOp : Mp_InferOp<"scatter_elements", [],
+    "return ::mp::inferSameAsOperand(adaptor.getOperands(), 0, "
+    "inferredReturnTypes);"> {
+  let summary = "copy of data with data[.., indices[i..], ..] (along axis) "
+                "replaced (or reduced) by updates[i..]";
+  let description = [{
+    ONNX ScatterElements: for every position `p` of `indices` (and of
+    `updates`, which has its shape), the output at `p` with its `axis`
+    coordinate replaced by `indices[p]` (negative counts from the end) is
+    `updates[p]`, or its combination with what is there (`reduction` add,
+    mul, max, min). Updates apply in row-major order, so with `none` the last
+    write to a position wins. An index outside `[-d, d)` (`d` the data's
+    size along `axis`) stops the run with a message naming the node.
+  }];
+  let arguments = (ins Mp_Tensor:$data, Mp_IndexTensor:$indices,
+                   Mp_Tensor:$updates,
+                   DefaultValuedAttr<I64Attr, "0">:$axis,
+                   DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MP_DIALECT_MP_IR_MPSHAPEOPS_TD
