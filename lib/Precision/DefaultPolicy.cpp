@@ -48,6 +48,7 @@ static const DefaultPolicyEntry kTable[] = {
     {"Clip", "mp.clip", I, false, "elementwise: bounded"},
     {"Where", "mp.where", I, false, "select: no arithmetic"},
     {"Floor", "mp.floor", I, false, "elementwise: exact in fp16"},
+    {"Round", "mp.round", I, false, "elementwise: exact in fp16"},
     {"Ceil", "mp.ceil", I, false, "elementwise: exact in fp16"},
     {"Sign", "mp.sign", I, false, "elementwise: exact in fp16"},
     {"Relu", "mp.relu", I, false, "activation: exact in fp16"},

@@ -32,9 +32,9 @@ Transpose Trilu Unsqueeze Where
 SimplifiedLayerNormalization
 NonZero
 """.split()
-# Added since: ScatterElements.
+# Added since: Round, ScatterElements.
 REQUIRED_DEFAULT += """
-ScatterElements
+Round ScatterElements
 """.split()
 REQUIRED_MS = """
 Attention MultiHeadAttention GroupQueryAttention RotaryEmbedding SkipLayerNormalization

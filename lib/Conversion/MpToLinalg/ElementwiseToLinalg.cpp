@@ -33,7 +33,8 @@ bool isElementwise(Operation *op) {
              QuickGeluOp, IsInfOp, IsNaNOp, CastOp, ClipOp, AddOp, SubOp, MulOp,
              DivOp, PowOp, ModOp, AndOp, OrOp, XorOp, BitShiftOp, PReluOp,
              BiasGeluOp, FastGeluOp, EqualOp, GreaterOp, GreaterOrEqualOp,
-             LessOp, LessOrEqualOp, MaxOp, MinOp, MeanOp, SumOp, WhereOp>(op);
+             LessOp, LessOrEqualOp, MaxOp, MinOp, MeanOp, SumOp, WhereOp,
+             RoundOp>(op);
 }
 
 /// The type scalars are computed in: f32 for half types.
@@ -125,6 +126,7 @@ Value scalarBody(Operation *op, OpBuilder &b, Location loc, Type t,
       })
       .Case([&](CeilOp) { return math::CeilOp::create(b, loc, a[0]); })
       .Case([&](FloorOp) { return math::FloorOp::create(b, loc, a[0]); })
+      .Case([&](RoundOp) { return math::RoundEvenOp::create(b, loc, a[0]); })
       .Case([&](CosOp) { return math::CosOp::create(b, loc, a[0]); })
       .Case([&](SinOp) { return math::SinOp::create(b, loc, a[0]); })
       .Case([&](ErfOp) { return math::ErfOp::create(b, loc, a[0]); })

@@ -173,6 +173,8 @@ void registerElementwiseImporters(OpTable &t) {
   t.add("Softplus", {1, 22}, plain<SoftplusOp>);
   t.add("Sqrt", {1, 6, 13}, plain<SqrtOp>);
   t.add("Tanh", {1, 6, 13}, plain<TanhOp>);
+  // Round: halves to even; 22 only added bfloat16.
+  t.add("Round", {11, 22}, plain<RoundOp>);
   t.add("IsNaN", {9, 13, 20}, plain<IsNaNOp>);
   t.add("IsInf", {10, 20}, importIsInf);
   t.add("Identity", {1, 13, 14, 16, 19, 21, 23, 24, 25}, importIdentity);

@@ -17,6 +17,9 @@ def Mp_NegOp : Mp_UnaryOp<"neg", Mp_SignedNumericTensor> {
 def Mp_SignOp : Mp_UnaryOp<"sign", Mp_NumericTensor> { let summary = "sign(x)"; }
 def Mp_CeilOp : Mp_UnaryOp<"ceil"> { let summary = "ceil(x)"; }
 def Mp_FloorOp : Mp_UnaryOp<"floor"> { let summary = "floor(x)"; }
+def Mp_RoundOp : Mp_UnaryOp<"round"> {
+  let summary = "x rounded to the nearest integer, halves to even (ONNX Round)";
+}
 def Mp_CosOp : Mp_UnaryOp<"cos"> { let summary = "cos(x)"; }
 def Mp_SinOp : Mp_UnaryOp<"sin"> { let summary = "sin(x)"; }
 def Mp_ErfOp : Mp_UnaryOp<"erf"> { let summary = "erf(x)"; }
