@@ -187,7 +187,11 @@ class Cell:
     def text(self, limit: int = 140) -> str:
         word = {conformance.PASSED: "PASS", conformance.FAILED: "FAIL"}.get(self.status, self.status)
         d = self.detail if len(self.detail) <= limit else self.detail[:limit - 1] + "…"
-        return f"{word} {d}".strip() if d else word
+        if not d:
+            return word
+        if d.lower().startswith(word.lower()):  # "error: node ...", not "error error: node ..."
+            return d
+        return f"{word} {d}"
 
 
 @dataclasses.dataclass
@@ -255,9 +259,9 @@ def compare_cell(run: conformance.Run, model: Path, mp_opt: Path | None) -> Cell
         if bad:
             detail += f" ({', '.join(bad[:3])}{', …' if len(bad) > 3 else ''})"
         return Cell(v.status, detail, run.elapsed_s)
+    # unsupported: what is missing ("import: RandomNormalLike", "not lowered: mp.x"); the
+    # import column and the notes have the full line.
     why = "; ".join(v.reasons) if v.reasons else v.error
-    if v.status == conformance.UNSUPPORTED and v.error and v.error not in why:
-        why = f"{why}: {v.error}" if why else v.error
     return Cell(v.status, why or v.error, run.elapsed_s)
 
 
