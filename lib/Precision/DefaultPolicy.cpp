@@ -114,6 +114,11 @@ static const DefaultPolicyEntry kTable[] = {
     {"Resize", "mp.resize", D, false, "vocoder upsampling: interpolation weights need fp32"},
     {"IsInf", "mp.is_inf", D, false, "values beyond 65504 would turn into inf in fp16"},
     {"Range", "mp.range", D, false, "generated positions exceed fp16's exact integers (2048)"},
+    // Generators: Box-Muller's log and cos, and 24-bit uniforms, need fp32.
+    {"RandomNormal", "mp.random_normal", D, false, "generated in fp32: Box-Muller's log/cos and 24-bit uniforms"},
+    {"RandomNormalLike", "mp.random_normal", D, false, "generated in fp32: Box-Muller's log/cos and 24-bit uniforms"},
+    {"RandomUniform", "mp.random_uniform", D, false, "generated in fp32: 24-bit uniforms"},
+    {"RandomUniformLike", "mp.random_uniform", D, false, "generated in fp32: 24-bit uniforms"},
 
     // Data movement: no arithmetic, any type.
     {"Reshape", "mp.reshape", C, false, "data movement"},

@@ -76,7 +76,11 @@ DenseMap<Operation *, std::string> precisionNodeKeys(Operation *root) {
   return keys;
 }
 
-bool readsOnlyShape(Operation *op) { return isa<ShapeOp, SizeOp>(op); }
+bool readsOnlyShape(Operation *op) {
+  // The Like forms of the random ops take only the input's shape (their
+  // dtype is an attribute).
+  return isa<ShapeOp, SizeOp, RandomNormalOp, RandomUniformOp>(op);
+}
 
 bool isIndexOperand(Operation *op, unsigned index) {
   auto is = [&](Value v) { return v && op->getOperand(index) == v; };

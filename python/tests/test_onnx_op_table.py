@@ -32,9 +32,9 @@ Transpose Trilu Unsqueeze Where
 SimplifiedLayerNormalization
 NonZero
 """.split()
-# Added since: Round, ScatterElements.
+# Added since: the random generators (VITS noise), Round, ScatterElements.
 REQUIRED_DEFAULT += """
-Round ScatterElements
+RandomNormal RandomNormalLike RandomUniform RandomUniformLike Round ScatterElements
 """.split()
 REQUIRED_MS = """
 Attention MultiHeadAttention GroupQueryAttention RotaryEmbedding SkipLayerNormalization

@@ -40,6 +40,7 @@ void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
   populateRecurrentToLinalgPatterns(patterns);
   populateResizeToLinalgPatterns(patterns);
   populateTrainingToLinalgPatterns(patterns);
+  populateRandomToLinalgPatterns(patterns);
 }
 } // namespace mp
 

@@ -40,6 +40,8 @@ void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateResizeToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateTrainingToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// RandomNormal and RandomUniform (and their Like forms):
+void populateRandomToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace mp
 

@@ -2,6 +2,7 @@
 
 #include "../GraphImporter.h"
 #include "../NodeImporter.h"
+#include "../OnnxTensors.h"
 
 using namespace mlir;
 
@@ -347,6 +348,56 @@ template <typename OpTy> FailureOr<ValueList> twoInputs(NodeContext &n) {
   return n.results<OpTy>(*a, *b);
 }
 
+//===--- RandomNormal, RandomUniform and their Like forms ----------------===//
+
+/// The element type of a random op's result: `dtype` when given, else
+/// `like`'s type (the Like forms) or float (the others).
+FailureOr<Type> randomDtype(NodeContext &n, Value like) {
+  if (!n.hasAttr("dtype") && like) {
+    Type elt = elementTypeOf(like);
+    if (!isa<FloatType>(elt))
+      return n.error() << "the input is " << elt
+                       << ": give the dtype attribute (a float type) for "
+                          "the random output";
+    return elt;
+  }
+  int64_t dtype = n.getInt("dtype", onnx::TensorProto::FLOAT);
+  Type elt = convertElementType(n.ctx(), dtype);
+  if (!elt || !isa<FloatType>(elt))
+    return n.error() << "dtype " << onnxTypeName(dtype)
+                     << " is not a float type (float16, bfloat16, float or "
+                        "double)";
+  return elt;
+}
+
+/// RandomNormal(Like) and RandomUniform(Like): `likeForm` reads the shape
+/// from input 0, the others from the `shape` attribute. `a` and `b` name the
+/// two parameters (mean and scale, low and high) with their defaults.
+template <typename OpTy>
+FailureOr<ValueList> importRandom(NodeContext &n, bool likeForm,
+                                  std::pair<StringRef, float> a,
+                                  std::pair<StringRef, float> b) {
+  Value like;
+  DenseI64ArrayAttr shape;
+  if (likeForm) {
+    FailureOr<Value> x = n.required(0, "input");
+    if (failed(x))
+      return failure();
+    like = *x;
+  } else {
+    if (!n.hasAttr("shape"))
+      return n.error() << "attribute 'shape' is required";
+    shape = n.intsAttr(n.getInts("shape"));
+  }
+  FailureOr<Type> dtype = randomDtype(n, like);
+  if (failed(dtype))
+    return failure();
+  FloatAttr seed = n.hasAttr("seed") ? n.f32Attr("seed", 0) : FloatAttr();
+  return n.results<OpTy>(like, shape, TypeAttr::get(*dtype),
+                         n.f32Attr(a.first, a.second),
+                         n.f32Attr(b.first, b.second), seed);
+}
+
 } // namespace
 
 void registerShapeImporters(OpTable &t) {
@@ -399,6 +450,24 @@ void registerShapeImporters(OpTable &t) {
 
   // ScatterElements: reductions add/mul since 16, max/min since 18.
   t.add("ScatterElements", {11, 13, 16, 18}, importScatterElements);
+
+  // Random generators; 22 only added bfloat16.
+  auto normal = [](bool like) {
+    return [like](NodeContext &n) {
+      return importRandom<RandomNormalOp>(n, like, {"mean", 0.0f},
+                                          {"scale", 1.0f});
+    };
+  };
+  auto uniform = [](bool like) {
+    return [like](NodeContext &n) {
+      return importRandom<RandomUniformOp>(n, like, {"low", 0.0f},
+                                           {"high", 1.0f});
+    };
+  };
+  t.add("RandomNormal", {1, 22}, normal(false));
+  t.add("RandomNormalLike", {1, 22}, normal(true));
+  t.add("RandomUniform", {1, 22}, uniform(false));
+  t.add("RandomUniformLike", {1, 22}, uniform(true));
 }
 
 } // namespace mp::import

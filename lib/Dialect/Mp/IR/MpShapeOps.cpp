@@ -5,6 +5,8 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mp;
 
@@ -889,4 +891,75 @@ LogicalResult ScatterElementsOp::verify() {
     return emitOpError("axis ")
            << (int64_t)getAxis() << " is out of range for rank " << data.size();
   return verifyReduction(*this, getReduction());
+}
+
+//===----------------------------------------------------------------------===//
+// RandomNormal, RandomUniform
+//===----------------------------------------------------------------------===//
+
+/// The result type of a random op: `like`'s shape or `shape`, of `dtype`.
+static LogicalResult inferRandom(std::optional<Location> loc, Value like,
+                                 std::optional<ArrayRef<int64_t>> shape,
+                                 Type dtype, SmallVectorImpl<Type> &types) {
+  if (!dtype)
+    return emitOptionalError(loc, "the dtype attribute is required");
+  if (like && shape)
+    return emitOptionalError(loc, "give either a like operand or a shape "
+                                  "attribute, not both");
+  if (like) {
+    types.push_back(tensorOf(shapeOf(like), dtype));
+    return success();
+  }
+  if (!shape)
+    return emitOptionalError(loc, "a shape attribute (or a like operand) is "
+                                  "required");
+  if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+    return emitOptionalError(loc, "shape entries must be >= 0");
+  types.push_back(tensorOf(*shape, dtype));
+  return success();
+}
+
+/// Checks what inference does not: a float dtype and finite parameters.
+static LogicalResult
+verifyRandom(Operation *op, Type dtype,
+             ArrayRef<std::pair<StringRef, float>> params) {
+  if (!isa<FloatType>(dtype) || dtype.isF80() || dtype.isF128())
+    return op->emitOpError("dtype must be f16, bf16, f32 or f64, got ")
+           << dtype;
+  for (auto [name, value] : params)
+    if (!std::isfinite(value))
+      return op->emitOpError() << name << " must be finite, got " << value;
+  return success();
+}
+
+LogicalResult RandomNormalOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  return inferRandom(loc, adaptor.getLike(), adaptor.getShape(),
+                     adaptor.getDtypeAttr() ? adaptor.getDtype() : Type(),
+                     types);
+}
+
+LogicalResult RandomNormalOp::verify() {
+  return verifyRandom(*this, getDtype(),
+                      {{"mean", getMean().convertToFloat()},
+                       {"scale", getScale().convertToFloat()}});
+}
+
+LogicalResult RandomUniformOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  return inferRandom(loc, adaptor.getLike(), adaptor.getShape(),
+                     adaptor.getDtypeAttr() ? adaptor.getDtype() : Type(),
+                     types);
+}
+
+LogicalResult RandomUniformOp::verify() {
+  float low = getLow().convertToFloat(), high = getHigh().convertToFloat();
+  if (!(low < high))
+    return emitOpError("low (")
+           << low << ") must be below high (" << high << ")";
+  return verifyRandom(*this, getDtype(), {{"low", low}, {"high", high}});
 }

@@ -309,4 +309,45 @@ def Mp_ScatterElementsOp : Mp_InferOp<"scatter_elements", [],
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// RandomNormal, RandomUniform (and their Like forms)
+//===----------------------------------------------------------------------===//
+
+/// A tensor of pseudo-random numbers: of the shape `shape`, or of the shape
+/// of `like` (the ONNX *Like forms, whose input gives only its shape).
+class Mp_RandomOp<string mnemonic, string distribution>
+    : Mp_CustomInferOp<mnemonic> {
+  let summary = "a tensor of " # distribution # " pseudo-random numbers";
+  let description = [{
+    Values come from a counter-based generator (splitmix64, see
+    docs/ops.md): element `i` (row-major) is a function of `seed` and `i`
+    only, so the result is the same on every run, for static and dynamic
+    shapes, and an element does not depend on the tensor's shape. No
+    `seed` is seed 0.0. The numbers differ from onnxruntime's: ONNX does
+    not define the generator.
+  }];
+  let results = (outs Mp_FloatTensor:$output);
+  let assemblyFormat = [{
+    ($like^ `:` type($like))? attr-dict `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mp_RandomNormalOp : Mp_RandomOp<"random_normal", "normally distributed"> {
+  let arguments = (ins Optional<Mp_Tensor>:$like,
+                   OptionalAttr<DenseI64ArrayAttr>:$shape, TypeAttr:$dtype,
+                   DefaultValuedAttr<F32Attr, "0.0">:$mean,
+                   DefaultValuedAttr<F32Attr, "1.0">:$scale,
+                   OptionalAttr<F32Attr>:$seed);
+}
+
+def Mp_RandomUniformOp : Mp_RandomOp<"random_uniform",
+                                     "uniformly distributed ([low, high))"> {
+  let arguments = (ins Optional<Mp_Tensor>:$like,
+                   OptionalAttr<DenseI64ArrayAttr>:$shape, TypeAttr:$dtype,
+                   DefaultValuedAttr<F32Attr, "0.0">:$low,
+                   DefaultValuedAttr<F32Attr, "1.0">:$high,
+                   OptionalAttr<F32Attr>:$seed);
+}
+
 #endif // MP_DIALECT_MP_IR_MPSHAPEOPS_TD
