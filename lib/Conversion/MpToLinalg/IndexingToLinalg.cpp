@@ -9,10 +9,8 @@
 #include "LoweringUtils.h"
 #include "Patterns.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
-#include "mp/Precision/OpInfo.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -468,12 +466,9 @@ struct TensorScatterLowering : public OpRewritePattern<TensorScatterOp> {
 
 /// The message of the run-time check of ScatterElements' indices.
 std::string scatterElementsRangeMessage(ScatterElementsOp op, int64_t axis) {
-  std::string node = onnxNodeName(op);
-  return "mp: ScatterElements" +
-         (node.empty() ? "" : " (node '" + node + "')") +
-         ": an index is out of range [-d, d) for the data's size d along "
-         "axis " +
-         std::to_string(axis);
+  return runTimeCheckMessage(
+      op, "an index is out of range [-d, d) for the data's size d along axis " +
+              std::to_string(axis));
 }
 
 /// A loop over the updates in row-major order (later updates win, as the
@@ -528,7 +523,7 @@ struct ScatterElementsLowering : public OpRewritePattern<ScatterElementsOp> {
                                     negSize),
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, raw,
                                     axisSize));
-          cf::AssertOp::create(b, l, inRange, message);
+          checkAtRunTime(b, l, inRange, message);
           SmallVector<Value> at = pos;
           at[axis] = normalizedIndex(b, l, raw, axisSize);
           Value v = tensor::ExtractOp::create(b, l, op.getUpdates(), pos);

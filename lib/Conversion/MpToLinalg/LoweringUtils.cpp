@@ -1,8 +1,10 @@
 //===- LoweringUtils.cpp - shared helpers of the mp to linalg lowering ----===//
 
 #include "LoweringUtils.h"
+#include "mp/Precision/OpInfo.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -34,6 +36,26 @@ Value scalarConst(OpBuilder &b, Location loc, Type type, double value) {
 
 Value indexConst(OpBuilder &b, Location loc, int64_t value) {
   return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+std::string runTimeCheckMessage(Operation *op, StringRef what) {
+  std::string node = onnxNodeName(op), type = onnxOpType(op);
+  return "mp: " + type + (node.empty() ? "" : " (node '" + node + "')") + ": " +
+         what.str();
+}
+
+void checkAtRunTime(OpBuilder &b, Location loc, Value ok, StringRef message) {
+  cf::AssertOp::create(b, loc, ok, message);
+}
+
+Value checkedSize(OpBuilder &b, Location loc, Operation *op, Value size,
+                  StringRef what) {
+  Value zero = arith::ConstantIntOp::create(b, loc, size.getType(), 0);
+  checkAtRunTime(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, size, zero),
+      runTimeCheckMessage(op, (what + " is negative").str()));
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), size);
 }
 
 Value normalizedIndex(OpBuilder &b, Location loc, Value i, int64_t dim) {

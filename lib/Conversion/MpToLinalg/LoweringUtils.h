@@ -148,6 +148,21 @@ mlir::Value countOver(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 /// An `index` constant.
 mlir::Value indexConst(mlir::OpBuilder &b, mlir::Location loc, int64_t value);
 
+/// The message of a run-time check of `op`: "mp: OpType (node 'name'): "
+/// followed by `what`, so that a failed check names the ONNX node.
+std::string runTimeCheckMessage(mlir::Operation *op, llvm::StringRef what);
+
+/// Stops the run with `message` unless `ok` (an i1) holds: a `cf.assert`,
+/// which the JIT reports as a run error and a library as an abort.
+void checkAtRunTime(mlir::OpBuilder &b, mlir::Location loc, mlir::Value ok,
+                    llvm::StringRef message);
+
+/// A size computed from data (an integer scalar) as an `index`, checked at
+/// run time to be non-negative: a negative one would allocate ~2^64 elements.
+mlir::Value checkedSize(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Operation *op, mlir::Value size,
+                        llvm::StringRef what);
+
 /// An integer read from data as an `index`, negative values counting from
 /// the end of a dim of size `dim` (ONNX gather/scatter semantics).
 mlir::Value normalizedIndex(mlir::OpBuilder &b, mlir::Location loc,

@@ -76,8 +76,19 @@ SmallVector<Value> reshapeSizes(OpBuilder &b, Location loc, ReshapeOp op) {
           if (f == 0 && !op.getAllowzero() && (int64_t)j < inRank)
             others = arith::MulIOp::create(b, loc, others,
                                            dimValue(b, loc, in, j));
-        sizes.push_back(safeDiv(b, loc, dimProduct(b, loc, in, 0, inRank),
-                                others));
+        Value total = dimProduct(b, loc, in, 0, inRank);
+        Value size = safeDiv(b, loc, total, others);
+        checkAtRunTime(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                  arith::MulIOp::create(b, loc, size, others),
+                                  total),
+            runTimeCheckMessage(op, "the input's number of elements is not "
+                                    "a multiple of the other dims of the "
+                                    "shape, so dim " +
+                                        std::to_string(i) +
+                                        " (-1) cannot be inferred"));
+        sizes.push_back(size);
       } else {
         sizes.push_back(indexConst(b, loc, e));
       }
@@ -113,16 +124,24 @@ SmallVector<Value> reshapeSizes(OpBuilder &b, Location loc, ReshapeOp op) {
   Value total = arith::IndexCastOp::create(
       b, loc, b.getI64Type(), dimProduct(b, loc, in, 0, inRank));
   Value rest = safeDiv(b, loc, total, known);
+  // A shape that does not hold the input's elements (a negative entry other
+  // than -1, or a product that differs) would read out of bounds.
   SmallVector<Value> sizes;
+  Value count = arith::ConstantIntOp::create(b, loc, 1, 64);
   for (auto [i, e] : llvm::enumerate(entries)) {
-    if (!type.isDynamicDim(i))
-      continue;
     Value isInferred =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e, minusOne);
-    sizes.push_back(arith::IndexCastOp::create(
-        b, loc, b.getIndexType(),
-        arith::SelectOp::create(b, loc, isInferred, rest, e)));
+    Value size = arith::SelectOp::create(b, loc, isInferred, rest, e);
+    count = arith::MulIOp::create(b, loc, count, size);
+    if (type.isDynamicDim(i))
+      sizes.push_back(checkedSize(
+          b, loc, op, size, "entry " + std::to_string(i) + " of the shape"));
   }
+  checkAtRunTime(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, count, total),
+      runTimeCheckMessage(op, "the shape computed at run time does not hold "
+                              "the input's number of elements"));
   return sizes;
 }
 
@@ -295,6 +314,25 @@ struct ExpandLowering : public OpRewritePattern<ExpandOp> {
           Value keep =
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, e, one);
           size = arith::SelectOp::create(b, loc, keep, in, e);
+          // numpy broadcasting: e is 1, or the input's dim is 1 or e.
+          Value fits = arith::OrIOp::create(
+              b, loc, keep,
+              arith::OrIOp::create(
+                  b, loc,
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, in,
+                                        one),
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, in,
+                                        e)));
+          checkAtRunTime(
+              b, loc,
+              arith::AndIOp::create(
+                  b, loc, fits,
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, e,
+                                        indexConst(b, loc, 0))),
+              runTimeCheckMessage(
+                  op, "entry " + std::to_string(s) +
+                          " of the shape is negative or does not broadcast "
+                          "with the input"));
         }
         sizes.push_back(size);
       }
@@ -780,6 +818,15 @@ struct RangeLowering : public OpRewritePattern<RangeOp> {
       Value start = scalar(b, loc, op.getStart());
       Value limit = scalar(b, loc, op.getLimit());
       Value delta = scalar(b, loc, op.getDelta());
+      Value nonZero =
+          isa<FloatType>(elt)
+              ? Value(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
+                                            delta, scalarConst(b, loc, elt, 0)))
+              : Value(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                            delta,
+                                            scalarConst(b, loc, elt, 0)));
+      checkAtRunTime(b, loc, nonZero,
+                     runTimeCheckMessage(op, "delta is zero (or NaN)"));
       Value n;
       if (isa<FloatType>(elt)) {
         Value q = arith::DivFOp::create(
@@ -832,11 +879,11 @@ struct ConstantOfShapeLowering : public OpRewritePattern<ConstantOfShapeOp> {
     SmallVector<Value> sizes;
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (type.isDynamicDim(d))
-        sizes.push_back(arith::IndexCastOp::create(
-            rewriter, loc, rewriter.getIndexType(),
-            tensor::ExtractOp::create(
-                rewriter, loc, op.getShape(),
-                ValueRange{indexConst(rewriter, loc, d)})));
+        sizes.push_back(checkedSize(
+            rewriter, loc, op,
+            tensor::ExtractOp::create(rewriter, loc, op.getShape(),
+                                      ValueRange{indexConst(rewriter, loc, d)}),
+            "entry " + std::to_string(d) + " of the shape"));
     Value fill = arith::ConstantOp::create(
         rewriter, loc, value.getSplatValue<TypedAttr>());
     rewriter.replaceOp(op, linalg::FillOp::create(
