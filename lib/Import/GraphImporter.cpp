@@ -201,13 +201,16 @@ bool GraphImporter::isReady(const onnx::NodeProto &node) {
 
 LogicalResult GraphImporter::importSubgraph(onnx::GraphProto &graph,
                                             OpBuilder &b,
-                                            SmallVectorImpl<Value> &outputs) {
-  if (graph.input_size() > 0)
+                                            SmallVectorImpl<Value> &outputs,
+                                            ValueRange inputs) {
+  if (graph.input_size() != (int)inputs.size())
     return emitError(fileLoc(graph.name()))
-           << "subgraph '" << graph.name() << "' takes inputs; only If "
-           << "branches (no inputs) are supported";
+           << "subgraph '" << graph.name() << "' takes " << graph.input_size()
+           << " inputs but is given " << inputs.size();
   pushScope();
   llvm::scope_exit restore([&] { popScope(); });
+  for (auto [in, v] : llvm::zip(graph.input(), inputs))
+    bind(in.name(), v);
   if (failed(importBody(graph, b)))
     return failure();
   for (const onnx::ValueInfoProto &out : graph.output()) {

@@ -42,15 +42,32 @@ public:
   /// Imports the initializers and nodes of `graph` at `b`'s insertion point.
   mlir::LogicalResult importBody(onnx::GraphProto &graph, mlir::OpBuilder &b);
 
-  /// Imports a subgraph (no inputs) in a new scope and returns its outputs.
-  mlir::LogicalResult importSubgraph(onnx::GraphProto &graph,
-                                     mlir::OpBuilder &b,
-                                     llvm::SmallVectorImpl<mlir::Value> &outputs);
+  /// Imports a subgraph in a new scope, its inputs bound to `inputs` (one
+  /// each: If branches take none, an unrolled Loop or Scan iteration its
+  /// state), and returns its outputs.
+  mlir::LogicalResult
+  importSubgraph(onnx::GraphProto &graph, mlir::OpBuilder &b,
+                 llvm::SmallVectorImpl<mlir::Value> &outputs,
+                 mlir::ValueRange inputs = {});
 
   /// Imports a tensor as an `mp.constant`.
   mlir::FailureOr<mlir::Value> importTensor(onnx::TensorProto &tensor,
                                             mlir::OpBuilder &b,
                                             mlir::Location loc);
+
+  /// Imports `body` once per call (an unrolled Loop or Scan iteration):
+  /// like importSubgraph, but the body's tensors stay in the proto for the
+  /// next iteration.
+  mlir::LogicalResult
+  importIteration(onnx::GraphProto &body, mlir::OpBuilder &b,
+                  llvm::SmallVectorImpl<mlir::Value> &outputs,
+                  mlir::ValueRange inputs) {
+    bool take = source.takeRawData;
+    source.takeRawData = false;
+    mlir::LogicalResult result = importSubgraph(body, b, outputs, inputs);
+    source.takeRawData = take;
+    return result;
+  }
 
   void pushScope() { scopes.emplace_back(); }
   void popScope() { scopes.pop_back(); }
@@ -80,6 +97,25 @@ private:
 /// ranks (then only the branch taken can be imported).
 bool branchesDeclareDifferentTypes(const onnx::GraphProto &thenBranch,
                                    const onnx::GraphProto &elseBranch);
+
+/// The value of `v` if folding its producers over constants gives one: the
+/// shape logic in front of an If or a Loop folds once the input shapes are
+/// known.
+mlir::Attribute foldedValue(mlir::Value v, int depth = 0);
+
+/// The value of a boolean scalar (an If or Loop condition) when it is known
+/// at import.
+std::optional<bool> knownCondition(mlir::Value cond);
+
+/// ONNX sequences while importing: a list of tensors behind a marker op that
+/// the sequence ops read and build (SequenceImporters.cpp).
+mlir::Value makeSequence(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::ValueRange elements);
+/// The elements of `v` if it is a sequence.
+std::optional<mlir::ValueRange> sequenceElements(mlir::Value v);
+/// Erases the sequence markers under `root` once the graph is imported;
+/// fails (naming the op) where a sequence reaches an op that takes tensors.
+mlir::LogicalResult eraseSequences(mlir::Operation *root);
 
 /// Converts an ONNX type to a ranked tensor type; dynamic dims are `?`.
 /// Fails (with an error at `loc`) for non-tensor or unranked types.

@@ -183,6 +183,8 @@ const OpTable &OpTable::get() {
     registerShapeImporters(t);
     registerAttentionImporters(t);
     registerControlFlowImporters(t);
+    registerLoopImporters(t);
+    registerSequenceImporters(t);
     registerLossImporters(t);
     return t;
   }();

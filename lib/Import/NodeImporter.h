@@ -240,6 +240,8 @@ void registerNNImporters(OpTable &table);
 void registerShapeImporters(OpTable &table);
 void registerAttentionImporters(OpTable &table);
 void registerControlFlowImporters(OpTable &table);
+void registerLoopImporters(OpTable &table);
+void registerSequenceImporters(OpTable &table);
 void registerLossImporters(OpTable &table);
 
 } // namespace mp::import

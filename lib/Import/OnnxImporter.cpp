@@ -142,13 +142,17 @@ LogicalResult verifyNamingNodes(ModuleOp module) {
   return result;
 }
 
-/// True when `graph` (or a nested graph) has an If whose branches declare
-/// outputs of different ranks or element types.
-bool hasIfOfDifferentRanks(const onnx::GraphProto &graph) {
+/// True when importing `graph` needs its input shapes: it (or a nested
+/// graph) has an If whose branches declare outputs of different ranks or
+/// element types, or a Loop or Scan, which mp unrolls.
+bool importNeedsInputShapes(const onnx::GraphProto &graph) {
   for (const onnx::NodeProto &node : graph.node()) {
+    if (node.domain().empty() &&
+        (node.op_type() == "Loop" || node.op_type() == "Scan"))
+      return true;
     const onnx::GraphProto *branches[2] = {nullptr, nullptr};
     for (const onnx::AttributeProto &a : node.attribute()) {
-      if (a.has_g() && hasIfOfDifferentRanks(a.g()))
+      if (a.has_g() && importNeedsInputShapes(a.g()))
         return true;
       if (node.op_type() == "If" && a.name() == "then_branch")
         branches[0] = &a.g();
@@ -199,7 +203,7 @@ OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
     initializers.insert(init.name());
   SmallVector<Type> argTypes;
   SmallVector<const onnx::ValueInfoProto *> args;
-  bool pinInputs = hasIfOfDifferentRanks(g);
+  bool pinInputs = importNeedsInputShapes(g);
   if (pinInputs && options.inputShapes.empty() && options.needsInputShapes) {
     *options.needsInputShapes = true;
     return nullptr;
@@ -275,6 +279,10 @@ OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
       return emitError(outLoc) << "graph output '" << out.name()
                                << "' is not produced by any node",
              nullptr;
+    if (sequenceElements(v))
+      return emitError(outLoc) << "graph output '" << out.name()
+                               << "' is a sequence; mp's outputs are tensors",
+             nullptr;
     // A declared output type must agree with what mp computed.
     if (out.has_type() && out.type().has_tensor_type() &&
         out.type().tensor_type().elem_type() != 0) {
@@ -301,6 +309,8 @@ OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
     results.push_back(v);
   }
   func::ReturnOp::create(b, loc, results);
+  if (failed(eraseSequences(func)))
+    return nullptr;
   func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, out] : llvm::enumerate(g.output())) {
     func.setResultAttr(i, "mp.name", b.getStringAttr(out.name()));

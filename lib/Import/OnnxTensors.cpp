@@ -204,6 +204,8 @@ FailureOr<ElementsAttr> convertTensor(onnx::TensorProto &t,
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     if (failed(readExternal(t, source, loc, expected, bytes)))
       return failure();
+  } else if (t.has_raw_data() && !source.takeRawData) {
+    bytes.data = ArrayRef<char>(t.raw_data().data(), t.raw_data().size());
   } else if (t.has_raw_data()) {
     bytes.ownedString.reset(t.release_raw_data());
     bytes.data = ArrayRef<char>(bytes.ownedString->data(),

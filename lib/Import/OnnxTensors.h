@@ -17,12 +17,15 @@ struct TensorSource {
   std::string baseDir;
   /// Byte size from which tensors become resource blobs.
   int64_t resourceThresholdBytes = 1024;
+  /// Whether raw bytes may be moved out of the proto. Off while a Loop or
+  /// Scan body is unrolled: each iteration imports the same tensors again.
+  bool takeRawData = true;
 };
 
 /// Converts `tensor` into an elements attribute. Raw bytes are moved out of
-/// the proto into a resource blob when large (no copy); external data is
-/// mapped from its file. Errors (unsupported type, wrong byte count, missing
-/// or short external file) are emitted at `loc` and give failure.
+/// the proto into a resource blob when large (no copy) and allowed; external
+/// data is mapped from its file. Errors (unsupported type, wrong byte count,
+/// missing or short external file) are emitted at `loc` and give failure.
 mlir::FailureOr<mlir::ElementsAttr> convertTensor(onnx::TensorProto &tensor,
                                                   const TensorSource &source,
                                                   mlir::Location loc);

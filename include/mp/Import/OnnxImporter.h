@@ -33,9 +33,9 @@ struct ImportOptions {
   llvm::StringMap<mlir::DenseElementsAttr> constantInputs;
   /// The shapes the graph inputs will have (by ONNX input name), from a
   /// runner that knows its inputs. Used only for graphs with an If whose
-  /// branches differ in rank: their inputs are imported with these shapes,
-  /// so that the condition (shape logic) folds and the branch taken is
-  /// imported alone.
+  /// branches differ in rank, or with a Loop or Scan: their inputs are
+  /// imported with these shapes, so that the condition (shape logic) folds
+  /// and only the branch taken is imported, and loops unroll.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
   /// When set and such a graph comes without `inputShapes`, the import
   /// stops quietly (no diagnostic) and sets `*needsInputShapes`: a runner

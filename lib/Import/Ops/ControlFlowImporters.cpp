@@ -1,4 +1,5 @@
-//===- ControlFlowImporters.cpp - If ---------------------------------------===//
+//===- ControlFlowImporters.cpp - If, and folding at import
+//---------------------------------------===//
 
 #include "../GraphImporter.h"
 #include "../NodeImporter.h"
@@ -23,38 +24,6 @@ Type joinTypes(Type a, Type b) {
   for (auto [x, y] : llvm::zip(ta.getShape(), tb.getShape()))
     dims.push_back(x == y ? x : ShapedType::kDynamic);
   return RankedTensorType::get(dims, ta.getElementType());
-}
-
-/// The value of `v` if folding its producers over constants gives one: the
-/// shape logic in front of an If (Shape -> Gather -> Equal) folds once the
-/// input shapes are known.
-Attribute foldedValue(Value v, int depth = 0) {
-  Attribute attr;
-  if (matchPattern(v, m_Constant(&attr)))
-    return attr;
-  Operation *def = v.getDefiningOp();
-  if (!def || depth > 32 || def->getNumRegions() > 0)
-    return {};
-  SmallVector<Attribute> operands;
-  for (Value operand : def->getOperands())
-    operands.push_back(foldedValue(operand, depth + 1));
-  SmallVector<OpFoldResult> results;
-  if (failed(def->fold(operands, results)) || results.empty())
-    return {};
-  OpFoldResult r = results[cast<OpResult>(v).getResultNumber()];
-  if (auto a = dyn_cast<Attribute>(r))
-    return a;
-  return foldedValue(cast<Value>(r), depth + 1);
-}
-
-/// The condition of an If, when it is known at import.
-std::optional<bool> knownCondition(Value cond) {
-  auto dense = dyn_cast_if_present<DenseElementsAttr>(foldedValue(cond));
-  if (!dense || dense.getNumElements() != 1)
-    return std::nullopt;
-  if (dense.getElementType().isInteger(1))
-    return *dense.getValues<bool>().begin();
-  return std::nullopt;
 }
 
 FailureOr<ValueList> importIf(NodeContext &n) {
@@ -118,6 +87,38 @@ FailureOr<ValueList> importIf(NodeContext &n) {
 }
 
 } // namespace
+
+/// The value of `v` if folding its producers over constants gives one: the
+/// shape logic in front of an If (Shape -> Gather -> Equal) folds once the
+/// input shapes are known.
+Attribute foldedValue(Value v, int depth) {
+  Attribute attr;
+  if (matchPattern(v, m_Constant(&attr)))
+    return attr;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 32 || def->getNumRegions() > 0)
+    return {};
+  SmallVector<Attribute> operands;
+  for (Value operand : def->getOperands())
+    operands.push_back(foldedValue(operand, depth + 1));
+  SmallVector<OpFoldResult> results;
+  if (failed(def->fold(operands, results)) || results.empty())
+    return {};
+  OpFoldResult r = results[cast<OpResult>(v).getResultNumber()];
+  if (auto a = dyn_cast<Attribute>(r))
+    return a;
+  return foldedValue(cast<Value>(r), depth + 1);
+}
+
+/// The condition of an If, when it is known at import.
+std::optional<bool> knownCondition(Value cond) {
+  auto dense = dyn_cast_if_present<DenseElementsAttr>(foldedValue(cond));
+  if (!dense || dense.getNumElements() != 1)
+    return std::nullopt;
+  if (dense.getElementType().isInteger(1))
+    return *dense.getValues<bool>().begin();
+  return std::nullopt;
+}
 
 bool branchesDeclareDifferentTypes(const onnx::GraphProto &a,
                                    const onnx::GraphProto &b) {
