@@ -51,7 +51,10 @@ func.func @gru(%x: tensor<5x2x3xf32>, %w: tensor<1x12x3xf32>, %r: tensor<1x12x4x
 // CHECK: %[[HR:.+]] = linalg.generic {{.*}} ins(%[[H]], %{{.+}} : tensor<2x4xf32>, tensor<12x4xf32>) outs(%[[RINIT]] : tensor<2x12xf32>)
 // CHECK-NOT: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]
 // CHECK: linalg.generic {{.*}} outs(%[[H]] : tensor<2x4xf32>)
-// CHECK: %[[HH:.+]] = tensor.extract %[[HR]][%{{.+}}, %{{.+}}] : tensor<2x12xf32>
+// CHECK: arith.addi %{{.+}}, %c8 : index
+// CHECK: tensor.extract %{{.+}} : tensor<5x2x12xf32>
+// CHECK: %[[C8:.+]] = arith.addi %{{.+}}, %c8 : index
+// CHECK: %[[HH:.+]] = tensor.extract %[[HR]][%{{.+}}, %[[C8]]] : tensor<2x12xf32>
 // CHECK: %[[RESET:.+]] = arith.mulf %{{.+}}, %[[HH]] : f32
 // CHECK: %[[PRE:.+]] = arith.addf %{{.+}}, %[[RESET]] : f32
 // CHECK: math.tanh %[[PRE]]

@@ -425,6 +425,9 @@ SmallVector<Value> runDirection(PatternRewriter &rw, Location loc,
     allSizes.push_back(dir.steps);
   if (xt.isDynamicDim(1))
     allSizes.push_back(batch);
+  auto allType = RankedTensorType::get(
+      {xt.getDimSize(0), xt.getDimSize(1), rec.hidden}, acc);
+  Value all = emptyTensor(rw, loc, allType, allSizes);
   SmallVector<Value> states;
   for (Value v : initial) {
     if (!v) {
@@ -440,10 +443,8 @@ SmallVector<Value> runDirection(PatternRewriter &rw, Location loc,
                                    return castScalar(b, l, a[0], acc);
                                  }));
   }
-  auto allType = RankedTensorType::get(
-      {xt.getDimSize(0), xt.getDimSize(1), rec.hidden}, acc);
   SmallVector<Value> iterInit(states);
-  iterInit.push_back(emptyTensor(rw, loc, allType, allSizes));
+  iterInit.push_back(all);
   size_t numStates = states.size();
   auto loop = scf::ForOp::create(
       rw, loc, indexConst(rw, loc, 0), dir.steps, indexConst(rw, loc, 1),
