@@ -155,10 +155,12 @@ def test_gru_one_variant_for_every_length(tmp_path):
 NODE_TEST_PATTERNS = ("test_gru_*", "test_rnn_*", "test_simple_rnn_*")
 
 
-@pytest.mark.parametrize("dynamic", [[], ["--dynamic-shapes"]], ids=["static", "dynamic"])
-def test_onnx_node_tests(tmp_path, dynamic):
+@pytest.mark.parametrize("flags", [[], ["--dynamic-shapes"], ["--precision", "mixed"]],
+                         ids=["static", "dynamic", "mixed"])
+def test_onnx_node_tests(tmp_path, flags):
     """The GRU and RNN node tests of Debian's libonnx-testdata and of the onnx
-    wheel pass through mp-run --test-dir (the wheel's under a suffix)."""
+    wheel pass through mp-run --test-dir (the wheel's under a suffix), also
+    with dynamic shapes and in mixed precision (mp-run's fp16 tolerances)."""
     if not MP_RUN.is_file():
         pytest.skip(f"mp-run is not built ({MP_RUN})")
     tree = tmp_path / "tree"
@@ -171,7 +173,7 @@ def test_onnx_node_tests(tmp_path, dynamic):
     cases = sorted(p.name for p in tree.iterdir())
     if not cases:
         pytest.skip("neither libonnx-testdata nor the onnx wheel has GRU/RNN node tests")
-    run = subprocess.run([str(MP_RUN), "--test-dir", str(tree), *dynamic, "--timeout", "120"],
+    run = subprocess.run([str(MP_RUN), "--test-dir", str(tree), *flags, "--timeout", "120"],
                          capture_output=True, text=True)
     totals = re.search(r"(\d+) passed, (\d+) failed, (\d+) skipped", run.stdout)
     assert totals, run.stdout[-2000:] + run.stderr[-2000:]
