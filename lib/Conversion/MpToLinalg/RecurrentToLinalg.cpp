@@ -82,10 +82,10 @@ struct Activation {
   }
 };
 
-/// The activations of every direction, `perDirection` each: the op's
-/// `names`, or `defaults` for each direction when it gives none. Alpha and
-/// beta values are consumed in order by the activations that take them
-/// (onnxruntime).
+/// The activations of all `dirs` directions, as many per direction as
+/// `defaults` has: the op's `names`, or `defaults` for each direction when
+/// it gives none. Alpha and beta values are consumed in order by the
+/// activations that take them (onnxruntime).
 FailureOr<SmallVector<Activation>>
 activationsOf(ArrayAttr names, ArrayAttr alphas, ArrayAttr betas,
               ArrayRef<StringRef> defaults, int64_t dirs) {
@@ -188,6 +188,7 @@ Value stack(OpBuilder &b, Location l, ArrayRef<Value> parts, int64_t axis,
   return out;
 }
 
+/// `v` with its dims permuted by `perm`.
 Value transpose(OpBuilder &b, Location l, Value v, ArrayRef<int64_t> perm) {
   auto t = typeOf(v);
   SmallVector<int64_t> shape;
@@ -243,9 +244,10 @@ struct Direction {
   }
 };
 
-/// Time index t' of sequence element `len` at loop step `t` (reversed within
-/// the sequence for the reverse direction) and whether `t` is inside the
-/// sequence; out-of-range steps read step 0 (their result is discarded).
+/// The time index loop step `t` reads in a sequence of length `len`
+/// (reversed within the sequence for the reverse direction), and whether `t`
+/// is inside the sequence; steps past its end read step 0 (their result is
+/// discarded).
 std::pair<Value, Value> timeIndex(OpBuilder &b, Location l, Value t, Value len,
                                   bool reverse) {
   Value valid = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, t, len);
