@@ -1,9 +1,10 @@
 """mp's GRU and RNN lowerings against onnxruntime on the same inputs: every
 direction, both layouts, linear_before_reset 0 and 1, sequence lengths
 shorter than the sequence, initial states, only Y_h requested, no bias,
-clip and other activations, each also compiled with dynamic shapes
-(sequence length and batch named, not fixed); and the ONNX node tests
-(test_gru_*, test_rnn_*, test_simple_rnn_*) through `mp-run --test-dir`."""
+clip and other activations, opsets 14 and 7, each also compiled with
+dynamic shapes (sequence length and batch named, not fixed); and the ONNX
+node tests (test_gru_*, test_rnn_*, test_simple_rnn_*) through `mp-run
+--test-dir`."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ MP_RUN = build_dir() / "bin" / "mp-run"
 
 
 def _model(op, direction="forward", layout=0, bias=True, with_lens=False, with_init=False,
-           only_yh=False, symbolic=False, **attrs) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+           only_yh=False, symbolic=False, opset=14,
+           **attrs) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     rng = np.random.default_rng(11)
     d = 2 if direction == "bidirectional" else 1
     g = GATES[op]
@@ -58,11 +60,13 @@ def _model(op, direction="forward", layout=0, bias=True, with_lens=False, with_i
     while inputs[-1] == "":
         inputs.pop()
     outputs = ["", "Y_h"] if only_yh else ["Y", "Y_h"]
+    if opset >= 14:  # layout came with version 14
+        attrs["layout"] = layout
     node = helper.make_node(op, inputs, outputs, name=op.lower(), hidden_size=H,
-                            direction=direction, layout=layout, **attrs)
+                            direction=direction, **attrs)
     outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs if n]
     graph = helper.make_graph([node], op.lower(), graph_inputs, outs, initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     return model, feeds
 
@@ -96,6 +100,8 @@ GRU_CASES = {
     "batch_first_linear_before_reset": dict(layout=1, linear_before_reset=1, direction="reverse"),
     "only_y_h": dict(only_yh=True, with_lens=True, direction="reverse"),
     "no_bias": dict(bias=False, with_init=True),
+    "opset7_bidirectional_lens": dict(opset=7, direction="bidirectional", with_lens=True,
+                                      with_init=True, linear_before_reset=1),
     "clip_activations": dict(clip=0.7, direction="bidirectional",
                              activations=["Sigmoid", "Relu", "HardSigmoid", "Tanh"],
                              activation_alpha=[0.3], activation_beta=[0.4]),
@@ -108,6 +114,7 @@ RNN_CASES = {
     "only_y_h": dict(only_yh=True, with_init=True),
     "no_bias": dict(bias=False),
     "relu_clip": dict(clip=0.9, activations=["Relu"], with_lens=True),
+    "opset7_reverse_lens": dict(opset=7, direction="reverse", with_lens=True, with_init=True),
 }
 CASES = [("GRU", name) for name in GRU_CASES] + [("RNN", name) for name in RNN_CASES]
 
