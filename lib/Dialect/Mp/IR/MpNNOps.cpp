@@ -544,7 +544,7 @@ static LogicalResult verifyRecurrent(OpTy op, int64_t gates,
   ArrayRef<int64_t> x = shapeOf(op.getX());
   bool batchFirst = op.getLayout() == 1;
   int64_t batch = x.size() == 3 ? x[batchFirst ? 0 : 1] : ShapedType::kDynamic;
-  if (!w.empty() && x.size() == 3 && !dimsMatch(w[2], x[2]))
+  if (x.size() == 3 && !dimsMatch(w[2], x[2]))
     return op.emitOpError("W's input_size ")
            << w[2] << " differs from X's " << x[2];
   for (Value s : initialStates) {
