@@ -28,6 +28,8 @@ static const DefaultPolicyEntry kTable[] = {
     {"Conv", "mp.conv", A, true, "convolution: implicit GEMM, fp32 accumulation"},
     {"ConvTranspose", "mp.conv_transpose", A, true, "convolution: implicit GEMM, fp32 accumulation"},
     {"LSTM", "mp.lstm", A, true, "gate GEMMs dominate; gates and cell state accumulate in fp32"},
+    {"GRU", "mp.gru", A, true, "gate GEMMs dominate; gates and hidden state accumulate in fp32"},
+    {"RNN", "mp.rnn", A, true, "input and recurrent GEMMs dominate; hidden state accumulates in fp32"},
     {"Attention", "mp.attention", A, true, "fused attention: fp16 QK/V products, fp32 softmax and accumulation"},
     {"MultiHeadAttention", "mp.ms.multi_head_attention", A, true, "fused attention: fp16 products, fp32 softmax"},
     {"GroupQueryAttention", "mp.ms.group_query_attention", A, true, "fused attention: fp16 products, fp32 softmax"},

@@ -111,7 +111,8 @@ bool isIndexOperand(Operation *op, unsigned index) {
         return is(o.getSeqlensK()) || is(o.getTotalSequenceLength()) ||
                is(o.getPositionIds());
       })
-      .Case([&](LSTMOp o) { return is(o.getSequenceLens()); })
+      .Case<LSTMOp, GRUOp, RNNOp>(
+          [&](auto o) { return is(o.getSequenceLens()); })
       .Default([](Operation *) { return false; });
 }
 

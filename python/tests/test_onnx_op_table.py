@@ -36,6 +36,10 @@ NonZero
 REQUIRED_DEFAULT += """
 RandomNormal RandomNormalLike RandomUniform RandomUniformLike Round ScatterElements
 """.split()
+# The recurrent ops alongside LSTM.
+REQUIRED_DEFAULT += """
+GRU RNN
+""".split()
 REQUIRED_MS = """
 Attention MultiHeadAttention GroupQueryAttention RotaryEmbedding SkipLayerNormalization
 SimplifiedLayerNormalization SkipSimplifiedLayerNormalization EmbedLayerNormalization

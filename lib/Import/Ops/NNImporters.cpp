@@ -1,6 +1,7 @@
-//===- NNImporters.cpp - contractions, convolutions, pooling, LSTM --------===//
+//===- NNImporters.cpp - contractions, convolutions, pooling, RNNs --------===//
 
 #include "../NodeImporter.h"
+#include "mp/Dialect/Mp/IR/MpRecurrent.h"
 
 using namespace mlir;
 
@@ -183,7 +184,19 @@ template <typename OpTy> FailureOr<ValueList> importPool(NodeContext &n) {
                          n.i64Attr("storage_order", 0));
 }
 
-FailureOr<ValueList> importLSTM(NodeContext &n) {
+/// The operands and attributes LSTM, GRU and RNN share.
+struct Recurrent {
+  Value x, w, r;
+  IntegerAttr hidden;
+  ArrayAttr acts, alphas, betas;
+  FloatAttr clip;
+  StringAttr direction;
+  IntegerAttr layout;
+};
+
+/// Reads X, W, R and the shared attributes; hidden_size defaults to R's
+/// last dim. Unknown activations are import errors naming the node.
+FailureOr<Recurrent> readRecurrent(NodeContext &n) {
   FailureOr<Value> x = n.required(0, "X"), w = n.required(1, "W"),
                    r = n.required(2, "R");
   if (failed(x) || failed(w) || failed(r))
@@ -197,19 +210,54 @@ FailureOr<ValueList> importLSTM(NodeContext &n) {
     hidden = rs[2];
   }
   SmallVector<Attribute> acts, alphas, betas;
-  for (const std::string &a : n.getStrings("activations"))
+  for (const std::string &a : n.getStrings("activations")) {
+    if (!lookupRecurrentActivation(a))
+      return n.error() << "unsupported activation '" << a << "'";
     acts.push_back(n.b.getStringAttr(a));
+  }
   for (float f : n.getFloats("activation_alpha"))
     alphas.push_back(n.b.getF32FloatAttr(f));
   for (float f : n.getFloats("activation_beta"))
     betas.push_back(n.b.getF32FloatAttr(f));
   FloatAttr clip = n.hasAttr("clip") ? n.f32Attr("clip", 0) : FloatAttr();
-  return n.results<LSTMOp>(
-      *x, *w, *r, n.in(3), n.in(4), n.in(5), n.in(6), n.in(7),
-      n.b.getArrayAttr(acts), n.b.getArrayAttr(alphas),
-      n.b.getArrayAttr(betas), clip, n.strAttr("direction", "forward"),
-      n.b.getI64IntegerAttr(hidden), n.boolAttr("input_forget", false),
-      n.i64Attr("layout", 0));
+  return Recurrent{*x,
+                   *w,
+                   *r,
+                   n.b.getI64IntegerAttr(hidden),
+                   n.b.getArrayAttr(acts),
+                   n.b.getArrayAttr(alphas),
+                   n.b.getArrayAttr(betas),
+                   clip,
+                   n.strAttr("direction", "forward"),
+                   n.i64Attr("layout", 0)};
+}
+
+FailureOr<ValueList> importLSTM(NodeContext &n) {
+  FailureOr<Recurrent> c = readRecurrent(n);
+  if (failed(c))
+    return failure();
+  return n.results<LSTMOp>(c->x, c->w, c->r, n.in(3), n.in(4), n.in(5), n.in(6),
+                           n.in(7), c->acts, c->alphas, c->betas, c->clip,
+                           c->direction, c->hidden,
+                           n.boolAttr("input_forget", false), c->layout);
+}
+
+FailureOr<ValueList> importGRU(NodeContext &n) {
+  FailureOr<Recurrent> c = readRecurrent(n);
+  if (failed(c))
+    return failure();
+  return n.results<GRUOp>(c->x, c->w, c->r, n.in(3), n.in(4), n.in(5), c->acts,
+                          c->alphas, c->betas, c->clip, c->direction, c->hidden,
+                          c->layout, n.boolAttr("linear_before_reset", false));
+}
+
+FailureOr<ValueList> importRNN(NodeContext &n) {
+  FailureOr<Recurrent> c = readRecurrent(n);
+  if (failed(c))
+    return failure();
+  return n.results<RNNOp>(c->x, c->w, c->r, n.in(3), n.in(4), n.in(5), c->acts,
+                          c->alphas, c->betas, c->clip, c->direction, c->hidden,
+                          c->layout);
 }
 
 } // namespace
@@ -243,6 +291,8 @@ void registerNNImporters(OpTable &t) {
                                   n.b.getBoolAttr(false));
   });
   t.add("LSTM", {7, 14, 22}, importLSTM);
+  t.add("GRU", {7, 14, 22}, importGRU);
+  t.add("RNN", {7, 14, 22}, importRNN);
 }
 
 } // namespace mp::import

@@ -544,6 +544,24 @@ func.func @lstm(%arg0: tensor<?x?x8xf32>, %arg1: tensor<1x64x8xf32>, %arg2: tens
 // CHECK: %[[Y_2:[a-z_0-9]+]], %[[Y_H_2:[a-z_0-9]+]], %[[Y_C_2:[a-z_0-9]+]] = mp.lstm %[[ARG9]], %[[ARG1]], %[[ARG2]] {hidden_size = 16 : i64, layout = 1 : i64} : (tensor<?x?x8xf32>, tensor<1x64x8xf32>, tensor<1x64x16xf32>) -> (tensor<?x?x1x16xf32>, tensor<?x1x16xf32>, tensor<?x1x16xf32>)
 // CHECK: return %[[Y]], %[[Y_H]], %[[Y_C]], %[[Y_1]], %[[Y_2]] : tensor<?x1x?x16xf32>, tensor<1x?x16xf32>, tensor<1x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x?x1x16xf32>
 
+func.func @gru_rnn(%arg0: tensor<?x?x8xf32>, %arg1: tensor<2x48x8xf32>, %arg2: tensor<2x48x16xf32>, %arg3: tensor<2x96xf32>, %arg4: tensor<?xi32>, %arg5: tensor<?x2x16xf32>, %arg6: tensor<1x16x8xf32>, %arg7: tensor<1x16x16xf32>) -> (tensor<?x?x2x16xf32>, tensor<?x2x16xf32>, tensor<1x?x16xf32>) {
+  %y, %y_h = mp.gru %arg0, %arg1, %arg2 bias %arg3 sequence_lens %arg4 initial_h %arg5 {direction = "bidirectional", hidden_size = 16 : i64, layout = 1 : i64, linear_before_reset = true} : (tensor<?x?x8xf32>, tensor<2x48x8xf32>, tensor<2x48x16xf32>, tensor<2x96xf32>, tensor<?xi32>, tensor<?x2x16xf32>) -> (tensor<?x?x2x16xf32>, tensor<?x2x16xf32>)
+  %y_0, %y_h_1 = mp.rnn %arg0, %arg6, %arg7 {activations = ["Relu"], clip = 5.000000e+00 : f32, hidden_size = 16 : i64} : (tensor<?x?x8xf32>, tensor<1x16x8xf32>, tensor<1x16x16xf32>) -> (tensor<?x1x?x16xf32>, tensor<1x?x16xf32>)
+  return %y, %y_h, %y_h_1 : tensor<?x?x2x16xf32>, tensor<?x2x16xf32>, tensor<1x?x16xf32>
+}
+// CHECK-LABEL: func.func @gru_rnn(
+// CHECK-SAME: %[[ARG0:[a-z0-9]+]]: tensor<?x?x8xf32>
+// CHECK-SAME: %[[ARG1:[a-z0-9]+]]: tensor<2x48x8xf32>
+// CHECK-SAME: %[[ARG2:[a-z0-9]+]]: tensor<2x48x16xf32>
+// CHECK-SAME: %[[ARG3:[a-z0-9]+]]: tensor<2x96xf32>
+// CHECK-SAME: %[[ARG4:[a-z0-9]+]]: tensor<?xi32>
+// CHECK-SAME: %[[ARG5:[a-z0-9]+]]: tensor<?x2x16xf32>
+// CHECK-SAME: %[[ARG6:[a-z0-9]+]]: tensor<1x16x8xf32>
+// CHECK-SAME: %[[ARG7:[a-z0-9]+]]: tensor<1x16x16xf32>
+// CHECK: %[[Y:[a-z_0-9]+]], %[[Y_H:[a-z_0-9]+]] = mp.gru %[[ARG0]], %[[ARG1]], %[[ARG2]] bias %[[ARG3]] sequence_lens %[[ARG4]] initial_h %[[ARG5]] {direction = "bidirectional", hidden_size = 16 : i64, layout = 1 : i64, linear_before_reset = true} : (tensor<?x?x8xf32>, tensor<2x48x8xf32>, tensor<2x48x16xf32>, tensor<2x96xf32>, tensor<?xi32>, tensor<?x2x16xf32>) -> (tensor<?x?x2x16xf32>, tensor<?x2x16xf32>)
+// CHECK: %{{[a-z_0-9]+}}, %[[Y_H_1:[a-z_0-9]+]] = mp.rnn %[[ARG0]], %[[ARG6]], %[[ARG7]] {activations = ["Relu"], clip = 5.000000e+00 : f32, hidden_size = 16 : i64} : (tensor<?x?x8xf32>, tensor<1x16x8xf32>, tensor<1x16x16xf32>) -> (tensor<?x1x?x16xf32>, tensor<1x?x16xf32>)
+// CHECK: return %[[Y]], %[[Y_H]], %[[Y_H_1]] : tensor<?x?x2x16xf32>, tensor<?x2x16xf32>, tensor<1x?x16xf32>
+
 func.func @if(%arg0: tensor<i1>, %arg1: tensor<2x3xf32>, %arg2: tensor<2x5xf32>) -> (tensor<2x?xf32>, tensor<2x3xf32>) {
   %0:2 = mp.if %arg0 : tensor<i1> -> tensor<2x?xf32>, tensor<2x3xf32> {
     %1 = mp.relu %arg1 : tensor<2x3xf32>

@@ -1,6 +1,7 @@
 //===- MpNNOps.cpp - contractions, convolutions, pooling, RNN -------------===//
 
 #include "mp/Dialect/Mp/IR/MpOps.h"
+#include "mp/Dialect/Mp/IR/MpRecurrent.h"
 
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -452,12 +453,36 @@ LogicalResult GlobalAveragePoolOp::inferReturnTypes(
 }
 
 //===----------------------------------------------------------------------===//
-// LSTM
+// LSTM, GRU, RNN
 //===----------------------------------------------------------------------===//
 
-LogicalResult LSTMOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &types) {
+static constexpr RecurrentActivation kRecurrentActivations[] = {
+    {"sigmoid", false, false, 0, 0},
+    {"tanh", false, false, 0, 0},
+    {"relu", false, false, 0, 0},
+    {"hardsigmoid", true, true, 0.2, 0.5},
+    {"leakyrelu", true, false, 0.01, 0},
+    {"thresholdedrelu", true, false, 1.0, 0},
+    {"scaledtanh", true, true, 1.0, 1.0},
+    {"affine", true, true, 1.0, 0},
+    {"elu", true, false, 1.0, 0},
+    {"softsign", false, false, 0, 0},
+    {"softplus", false, false, 0, 0},
+};
+
+const RecurrentActivation *mp::lookupRecurrentActivation(StringRef name) {
+  for (const RecurrentActivation &a : kRecurrentActivations)
+    if (name.equals_insensitive(a.name))
+      return &a;
+  return nullptr;
+}
+
+/// Y [T, D, B, H] and Y_h (and Y_c, `numStates` 2) [D, B, H], or
+/// batch-first [B, T, D, H] and [B, D, H] for layout 1.
+template <typename AdaptorT>
+static LogicalResult inferRecurrent(std::optional<Location> loc,
+                                    AdaptorT adaptor, int64_t numStates,
+                                    SmallVectorImpl<Type> &types) {
   ArrayRef<int64_t> x = shapeOf(adaptor.getX());
   if (x.size() != 3)
     return emitOptionalError(loc, "X must be 3-D");
@@ -472,27 +497,125 @@ LogicalResult LSTMOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   SmallVector<int64_t> h = batchFirst ? SmallVector<int64_t>{batch, dirs, hidden}
                                       : SmallVector<int64_t>{dirs, batch, hidden};
   types.push_back(RankedTensorType::get(y, elt));
-  types.push_back(RankedTensorType::get(h, elt));
-  types.push_back(RankedTensorType::get(h, elt));
+  for (int64_t i = 0; i < numStates; ++i)
+    types.push_back(RankedTensorType::get(h, elt));
   return success();
 }
 
-LogicalResult LSTMOp::verify() {
-  StringRef dir = getDirection();
+/// What the recurrent ops check alike: direction, layout, W, R and B
+/// against `gates` gates of hidden_size, the initial states and
+/// sequence_lens against X's batch, and `actsPerDirection` known
+/// activations per direction (or none, for the defaults).
+template <typename OpTy>
+static LogicalResult verifyRecurrent(OpTy op, int64_t gates,
+                                     int64_t actsPerDirection,
+                                     ValueRange initialStates) {
+  StringRef dir = op.getDirection();
   if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
-    return emitOpError("direction must be forward, reverse or bidirectional");
-  if (getLayout() != 0 && getLayout() != 1)
-    return emitOpError("layout must be 0 or 1");
-  int64_t dirs = dir == "bidirectional" ? 2 : 1, hidden = getHiddenSize();
-  ArrayRef<int64_t> w = shapeOf(getW()), r = shapeOf(getR());
-  if (w.size() != 3 || !dimsMatch(w[0], dirs) || !dimsMatch(w[1], 4 * hidden))
-    return emitOpError("W must be [num_directions, 4*hidden_size, input_size]"
-                       ", got ")
-           << getW().getType();
-  if (r.size() != 3 || !dimsMatch(r[0], dirs) || !dimsMatch(r[1], 4 * hidden) ||
-      !dimsMatch(r[2], hidden))
-    return emitOpError("R must be [num_directions, 4*hidden_size, "
-                       "hidden_size], got ")
-           << getR().getType();
+    return op.emitOpError(
+        "direction must be forward, reverse or bidirectional");
+  if (op.getLayout() != 0 && op.getLayout() != 1)
+    return op.emitOpError("layout must be 0 or 1");
+  int64_t dirs = dir == "bidirectional" ? 2 : 1, hidden = op.getHiddenSize();
+  if (hidden <= 0)
+    return op.emitOpError("hidden_size must be positive, got ") << hidden;
+  std::string rows =
+      gates == 1 ? "hidden_size" : std::to_string(gates) + "*hidden_size";
+  auto sizes = [&](InFlightDiagnostic &&d) -> LogicalResult {
+    return d << " (hidden_size " << hidden << ", " << dirs << " direction"
+             << (dirs == 2 ? "s)" : ")");
+  };
+  ArrayRef<int64_t> w = shapeOf(op.getW()), r = shapeOf(op.getR());
+  if (w.size() != 3 || !dimsMatch(w[0], dirs) ||
+      !dimsMatch(w[1], gates * hidden))
+    return sizes(op.emitOpError("W must be [num_directions, ")
+                 << rows << ", input_size], got " << op.getW().getType());
+  if (r.size() != 3 || !dimsMatch(r[0], dirs) ||
+      !dimsMatch(r[1], gates * hidden) || !dimsMatch(r[2], hidden))
+    return sizes(op.emitOpError("R must be [num_directions, ")
+                 << rows << ", hidden_size], got " << op.getR().getType());
+  if (Value b = op.getB()) {
+    ArrayRef<int64_t> bs = shapeOf(b);
+    if (bs.size() != 2 || !dimsMatch(bs[0], dirs) ||
+        !dimsMatch(bs[1], 2 * gates * hidden))
+      return sizes(op.emitOpError("B must be [num_directions, ")
+                   << 2 * gates << "*hidden_size], got " << b.getType());
+  }
+  ArrayRef<int64_t> x = shapeOf(op.getX());
+  bool batchFirst = op.getLayout() == 1;
+  int64_t batch = x.size() == 3 ? x[batchFirst ? 0 : 1] : ShapedType::kDynamic;
+  if (x.size() == 3 && !dimsMatch(w[2], x[2]))
+    return op.emitOpError("W's input_size ")
+           << w[2] << " differs from X's " << x[2];
+  for (Value s : initialStates) {
+    if (!s)
+      continue;
+    ArrayRef<int64_t> ss = shapeOf(s);
+    int64_t dirDim = batchFirst ? 1 : 0;
+    if (ss.size() != 3 || !dimsMatch(ss[dirDim], dirs) ||
+        !dimsMatch(ss[1 - dirDim], batch) || !dimsMatch(ss[2], hidden))
+      return sizes(op.emitOpError("initial states must be ")
+                   << (batchFirst ? "[batch_size, num_directions, hidden_size]"
+                                  : "[num_directions, batch_size, hidden_size]")
+                   << ", got " << s.getType());
+  }
+  if (Value lens = op.getSequenceLens()) {
+    ArrayRef<int64_t> ls = shapeOf(lens);
+    if (ls.size() != 1 || !dimsMatch(ls[0], batch))
+      return op.emitOpError("sequence_lens must be [batch_size], got ")
+             << lens.getType();
+  }
+  ArrayAttr acts = op.getActivations();
+  if (!acts.empty() && (int64_t)acts.size() != actsPerDirection * dirs)
+    return op.emitOpError("expects ")
+           << actsPerDirection * dirs << " activations (" << actsPerDirection
+           << " per direction), got " << acts.size();
+  for (Attribute a : acts)
+    if (!lookupRecurrentActivation(cast<StringAttr>(a).getValue()))
+      return op.emitOpError("unsupported activation '")
+             << cast<StringAttr>(a).getValue() << "'";
   return success();
+}
+
+LogicalResult LSTMOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  return inferRecurrent(loc, adaptor, 2, types);
+}
+
+LogicalResult LSTMOp::verify() {
+  if (failed(verifyRecurrent(*this, 4, 3, {getInitialH(), getInitialC()})))
+    return failure();
+  if (Value p = getP()) {
+    ArrayRef<int64_t> ps = shapeOf(p);
+    int64_t dirs = getDirection() == "bidirectional" ? 2 : 1;
+    if (ps.size() != 2 || !dimsMatch(ps[0], dirs) ||
+        !dimsMatch(ps[1], 3 * getHiddenSize()))
+      return emitOpError("P must be [num_directions, 3*hidden_size], got ")
+             << p.getType();
+  }
+  return success();
+}
+
+LogicalResult GRUOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  return inferRecurrent(loc, adaptor, 1, types);
+}
+
+LogicalResult GRUOp::verify() {
+  return verifyRecurrent(*this, 3, 2, {getInitialH()});
+}
+
+LogicalResult RNNOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  return inferRecurrent(loc, adaptor, 1, types);
+}
+
+LogicalResult RNNOp::verify() {
+  return verifyRecurrent(*this, 1, 1, {getInitialH()});
 }

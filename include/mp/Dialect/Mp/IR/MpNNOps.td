@@ -132,4 +132,51 @@ def Mp_LSTMOp : Mp_CustomInferOp<"lstm", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def Mp_GRUOp : Mp_CustomInferOp<"gru", [AttrSizedOperandSegments]> {
+  let summary = "ONNX GRU (gates z, r, h; layout 0 or 1)";
+  let description = [{
+    `linear_before_reset` applies the reset gate after the recurrent
+    projection: r * (H·Rhᵀ + Rbh) instead of (r * H)·Rhᵀ + Rbh.
+  }];
+  let arguments = (ins Mp_FloatTensor:$x, Mp_FloatTensor:$w, Mp_FloatTensor:$r,
+                   Optional<Mp_FloatTensor>:$b,
+                   Optional<Mp_IndexTensor>:$sequence_lens,
+                   Optional<Mp_FloatTensor>:$initial_h,
+                   DefaultValuedAttr<StrArrayAttr, "{}">:$activations,
+                   DefaultValuedAttr<F32ArrayAttr, "{}">:$activation_alpha,
+                   DefaultValuedAttr<F32ArrayAttr, "{}">:$activation_beta,
+                   OptionalAttr<F32Attr>:$clip,
+                   DefaultValuedAttr<StrAttr, "\"forward\"">:$direction,
+                   I64Attr:$hidden_size,
+                   DefaultValuedAttr<I64Attr, "0">:$layout,
+                   DefaultValuedAttr<BoolAttr, "false">:$linear_before_reset);
+  let results = (outs Mp_FloatTensor:$y, Mp_FloatTensor:$y_h);
+  let assemblyFormat = [{
+    $x `,` $w `,` $r (`bias` $b^)? (`sequence_lens` $sequence_lens^)?
+    (`initial_h` $initial_h^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Mp_RNNOp : Mp_CustomInferOp<"rnn", [AttrSizedOperandSegments]> {
+  let summary = "ONNX RNN (one gate: H = f(X·Wᵀ + H·Rᵀ + Wb + Rb); layout 0 or 1)";
+  let arguments = (ins Mp_FloatTensor:$x, Mp_FloatTensor:$w, Mp_FloatTensor:$r,
+                   Optional<Mp_FloatTensor>:$b,
+                   Optional<Mp_IndexTensor>:$sequence_lens,
+                   Optional<Mp_FloatTensor>:$initial_h,
+                   DefaultValuedAttr<StrArrayAttr, "{}">:$activations,
+                   DefaultValuedAttr<F32ArrayAttr, "{}">:$activation_alpha,
+                   DefaultValuedAttr<F32ArrayAttr, "{}">:$activation_beta,
+                   OptionalAttr<F32Attr>:$clip,
+                   DefaultValuedAttr<StrAttr, "\"forward\"">:$direction,
+                   I64Attr:$hidden_size,
+                   DefaultValuedAttr<I64Attr, "0">:$layout);
+  let results = (outs Mp_FloatTensor:$y, Mp_FloatTensor:$y_h);
+  let assemblyFormat = [{
+    $x `,` $w `,` $r (`bias` $b^)? (`sequence_lens` $sequence_lens^)?
+    (`initial_h` $initial_h^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MP_DIALECT_MP_IR_MPNNOPS_TD
