@@ -129,8 +129,9 @@ std::unique_ptr<OnnxModel> OnnxModel::load(MLIRContext *ctx, StringRef path,
 /// do not, and neither does anything through Shape or Size, whose results
 /// do not depend on values. With `runtimeShapes` (dynamic-shape variants)
 /// only the operands the lowering needs as constants count: Reshape,
-/// Expand, ConstantOfShape, Range, Tile, Trilu and GroupQueryAttention's
-/// total_sequence_length take run-time values there.
+/// Expand, ConstantOfShape, Range, Tile, Trilu, TopK's k, OneHot's depth
+/// and GroupQueryAttention's total_sequence_length take run-time values
+/// there.
 static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen,
                          bool runtimeShapes) {
   for (OpOperand &use : v.getUses()) {
@@ -143,6 +144,8 @@ static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen,
         isa<ConstantOfShapeOp, RangeOp>(user) ||
         (isa<TileOp>(user) && is(cast<TileOp>(user).getRepeats())) ||
         (isa<TriluOp>(user) && is(cast<TriluOp>(user).getK())) ||
+        (isa<TopKOp>(user) && is(cast<TopKOp>(user).getK())) ||
+        (isa<OneHotOp>(user) && is(cast<OneHotOp>(user).getDepth())) ||
         (isa<GroupQueryAttentionOp>(user) &&
          is(cast<GroupQueryAttentionOp>(user).getTotalSequenceLength()));
     bool direct =

@@ -75,6 +75,7 @@ static const DefaultPolicyEntry kTable[] = {
     {"LessOrEqual", "mp.less_or_equal", I, false, "comparison of values already in its inputs' precision"},
     {"ArgMax", "mp.arg_max", I, false, "index of the maximum: follows its input"},
     {"ArgMin", "mp.arg_min", I, false, "index of the minimum: follows its input"},
+    {"TopK", "mp.top_k", I, false, "selection: values keep their input's type, indices are int64"},
     {"RotaryEmbedding", "mp.rotary_embedding", I, false, "rotation by precomputed cos/sin: bounded"},
     {"RotaryEmbedding", "mp.ms.rotary_embedding", I, false, "rotation by precomputed cos/sin: bounded"},
 
@@ -140,6 +141,7 @@ static const DefaultPolicyEntry kTable[] = {
     {"Expand", "mp.expand", C, false, "data movement"},
     {"Tile", "mp.tile", C, false, "data movement"},
     {"NonZero", "mp.non_zero", C, false, "compares with zero: no arithmetic"},
+    {"OneHot", "mp.one_hot", C, false, "fills with its values' type: no arithmetic"},
     {"Pad", "mp.pad", C, false, "data movement"},
     {"Trilu", "mp.trilu", C, false, "masking: no arithmetic"},
     {"Identity", "mp.identity", C, false, "data movement"},

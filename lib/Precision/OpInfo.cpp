@@ -96,6 +96,8 @@ bool isIndexOperand(Operation *op, unsigned index) {
             ScatterElementsOp>([&](auto o) { return index == 1; })
       .Case([&](TensorScatterOp o) { return is(o.getWriteIndices()); })
       .Case([&](TriluOp o) { return is(o.getK()); })
+      .Case([&](TopKOp o) { return is(o.getK()); })
+      .Case([&](OneHotOp o) { return is(o.getIndices()) || is(o.getDepth()); })
       .Case([&](RotaryEmbeddingOp o) { return is(o.getPositionIds()); })
       .Case([&](MsRotaryEmbeddingOp o) { return is(o.getPositionIds()); })
       .Case([&](EmbedLayerNormOp o) {

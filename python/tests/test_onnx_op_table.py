@@ -32,9 +32,11 @@ Transpose Trilu Unsqueeze Where
 SimplifiedLayerNormalization
 NonZero
 """.split()
-# Added since: the random generators (VITS noise), Round, ScatterElements.
+# Added since: the random generators (VITS noise), Round, ScatterElements,
+# TopK, OneHot.
 REQUIRED_DEFAULT += """
 RandomNormal RandomNormalLike RandomUniform RandomUniformLike Round ScatterElements
+TopK OneHot
 """.split()
 # The recurrent ops alongside LSTM.
 REQUIRED_DEFAULT += """

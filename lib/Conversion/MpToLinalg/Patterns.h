@@ -34,7 +34,8 @@ void populateGroupQueryAttentionToLinalgPatterns(
 /// ONNX and com.microsoft RotaryEmbedding:
 void populateRotaryToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
-/// Ops whose result sizes depend on values (NonZero):
+/// Ops whose result sizes depend on values (NonZero; TopK and OneHot, whose
+/// k and depth may be known only at run time):
 void populateDataDependentToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);

@@ -158,6 +158,33 @@ FailureOr<ValueList> importArgReduce(NodeContext &n) {
                          n.boolAttr("select_last_index", false));
 }
 
+/// TopK: `k` is an attribute in version 1 and a 1-element int64 input from
+/// 10; `largest` and `sorted` came with 11 (before, the largest, sorted).
+FailureOr<ValueList> importTopK(NodeContext &n) {
+  FailureOr<Value> x = n.required(0, "X");
+  if (failed(x))
+    return failure();
+  Value k;
+  if (n.since < 10) {
+    if (!n.hasAttr("k"))
+      return n.error() << "attribute 'k' is required";
+    k = n.i64Vector({n.getInt("k", 0)});
+  } else {
+    FailureOr<Value> input = n.required(1, "K");
+    if (failed(input))
+      return failure();
+    if (!elementTypeOf(*input).isInteger(64))
+      return n.error() << "K (input #1) must be an int64 tensor, got "
+                       << input->getType();
+    k = *input;
+  }
+  bool since11 = n.since >= 11;
+  return n.results<TopKOp>(
+      *x, k, n.i64Attr("axis", -1),
+      since11 ? n.boolAttr("largest", true) : n.b.getBoolAttr(true),
+      since11 ? n.boolAttr("sorted", true) : n.b.getBoolAttr(true));
+}
+
 FailureOr<ValueList> importCumSum(NodeContext &n) {
   FailureOr<Value> x = n.required(0, "x");
   auto axis = n.requireConstInts(1, "axis");
@@ -187,6 +214,8 @@ void registerReductionImporters(OpTable &t) {
   t.add("ArgMax", {1, 11, 12, 13}, importArgReduce<ArgMaxOp>);
   t.add("ArgMin", {1, 11, 12, 13}, importArgReduce<ArgMinOp>);
   t.add("CumSum", {11, 14}, importCumSum);
+  // TopK-24 only adds bfloat16.
+  t.add("TopK", {1, 10, 11, 24}, importTopK);
   t.add("Softmax", {1, 11, 13}, importSoftmax<SoftmaxOp>);
   t.add("LogSoftmax", {1, 11, 13}, importSoftmax<LogSoftmaxOp>);
 

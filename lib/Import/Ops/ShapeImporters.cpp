@@ -451,6 +451,18 @@ void registerShapeImporters(OpTable &t) {
   // ScatterElements: reductions add/mul since 16, max/min since 18.
   t.add("ScatterElements", {11, 13, 16, 18}, importScatterElements);
 
+  // OneHot-11 adds negative indices (counting from depth); 9 left them
+  // undefined, so both import alike.
+  t.add("OneHot", {9, 11}, [](NodeContext &n) -> FailureOr<ValueList> {
+    FailureOr<Value> indices = n.required(0, "indices"),
+                     depth = n.required(1, "depth"),
+                     values = n.required(2, "values");
+    if (failed(indices) || failed(depth) || failed(values))
+      return failure();
+    return n.results<OneHotOp>(*indices, *depth, *values,
+                               n.i64Attr("axis", -1));
+  });
+
   // Random generators; 22 only added bfloat16.
   auto normal = [](bool like) {
     return [like](NodeContext &n) {

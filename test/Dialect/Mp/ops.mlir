@@ -863,3 +863,21 @@ func.func @non_zero(%x: tensor<i32>) -> tensor<0x?xi64> {
   %0 = mp.non_zero %x : tensor<i32> -> tensor<0x?xi64>
   return %0 : tensor<0x?xi64>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @top_k
+// CHECK: %{{.+}}, %{{.+}} = mp.top_k %{{.+}}, %{{.+}} {axis = 0 : i64, largest = false, sorted = false} : (tensor<?x4xf16>, tensor<1xi64>) -> (tensor<?x4xf16>, tensor<?x4xi64>)
+func.func @top_k(%x: tensor<?x4xf16>, %k: tensor<1xi64>) -> (tensor<?x4xf16>, tensor<?x4xi64>) {
+  %v, %i = mp.top_k %x, %k {axis = 0 : i64, largest = false, sorted = false} : (tensor<?x4xf16>, tensor<1xi64>) -> (tensor<?x4xf16>, tensor<?x4xi64>)
+  return %v, %i : tensor<?x4xf16>, tensor<?x4xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @one_hot
+// CHECK: mp.one_hot %{{.+}}, %{{.+}}, %{{.+}} {axis = 0 : i64} : (tensor<3xi32>, tensor<f64>, tensor<2xi8>) -> tensor<?x3xi8>
+func.func @one_hot(%i: tensor<3xi32>, %d: tensor<f64>, %v: tensor<2xi8>) -> tensor<?x3xi8> {
+  %0 = mp.one_hot %i, %d, %v {axis = 0 : i64} : (tensor<3xi32>, tensor<f64>, tensor<2xi8>) -> tensor<?x3xi8>
+  return %0 : tensor<?x3xi8>
+}

@@ -28,7 +28,7 @@ static Type statsType(Value input, int64_t axis, Type elt) {
 }
 
 //===----------------------------------------------------------------------===//
-// ArgMax/ArgMin, CumSum, Softmax
+// ArgMax/ArgMin, TopK, CumSum, Softmax
 //===----------------------------------------------------------------------===//
 
 /// ArgMax/ArgMin: the reduced shape, i64.
@@ -60,6 +60,47 @@ LogicalResult ArgMinOp::inferReturnTypes(MLIRContext *context,
   return inferArgReduce(context, location, adaptor.getData(),
                         (int64_t)adaptor.getAxis(), adaptor.getKeepdims(),
                         types);
+}
+
+/// TopK: the input's shape with `k` along the axis (dynamic unless `k` is
+/// a constant), for the values and for the i64 indices. The checks live
+/// here rather than in a verifier so that the importer reports them at the
+/// node.
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  Value input = adaptor.getInput(), k = adaptor.getK();
+  SmallVector<int64_t> shape = llvm::to_vector(shapeOf(input));
+  int64_t rank = shape.size(), axis = adaptor.getAxis();
+  if (rank == 0)
+    return emitOptionalError(location, "input must have rank >= 1, got ",
+                             input.getType());
+  std::optional<int64_t> a = normalizeAxis(axis, rank);
+  if (!a)
+    return emitOptionalError(location, "axis ", axis,
+                             " is out of range for rank ", rank);
+  ArrayRef<int64_t> kShape = shapeOf(k);
+  int64_t kCount = productOf(kShape);
+  if (kShape.size() > 1 || (!ShapedType::isDynamic(kCount) && kCount != 1))
+    return emitOptionalError(
+        location, "k must be a tensor of one element, got ", k.getType());
+  int64_t size = shape[*a];
+  shape[*a] = ShapedType::kDynamic;
+  if (std::optional<SmallVector<int64_t>> values = getConstantInts(k)) {
+    int64_t kValue = values->front();
+    if (kValue < 0)
+      return emitOptionalError(location, "k must not be negative, got ",
+                               kValue);
+    if (!ShapedType::isDynamic(size) && kValue > size)
+      return emitOptionalError(location, "k = ", kValue,
+                               " is larger than the input's size ", size,
+                               " along axis ", *a);
+    shape[*a] = kValue;
+  }
+  types.push_back(RankedTensorType::get(shape, elementTypeOf(input)));
+  types.push_back(RankedTensorType::get(shape, IntegerType::get(context, 64)));
+  return success();
 }
 
 LogicalResult CumSumOp::verify() {

@@ -794,6 +794,54 @@ LogicalResult NonZeroOp::inferReturnTypes(MLIRContext *ctx,
   return success();
 }
 
+/// OneHot: the indices' shape with `depth` inserted at the axis (dynamic
+/// unless `depth` is a constant), of the values' element type. Checked here
+/// so that the importer reports a bad axis or depth at the node.
+LogicalResult OneHotOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  SmallVector<int64_t> shape = llvm::to_vector(shapeOf(adaptor.getIndices()));
+  int64_t rank = shape.size() + 1, axis = adaptor.getAxis();
+  std::optional<int64_t> a = normalizeAxis(axis, rank);
+  if (!a)
+    return emitOptionalError(loc, "axis ", axis, " is out of range [", -rank,
+                             ", ", rank - 1, "] for indices of rank ",
+                             rank - 1);
+  Value depth = adaptor.getDepth();
+  ArrayRef<int64_t> depthShape = shapeOf(depth);
+  int64_t count = productOf(depthShape);
+  if (depthShape.size() > 1 || (!isDyn(count) && count != 1))
+    return emitOptionalError(
+        loc, "depth must be a scalar or a tensor of one element, got ",
+        depth.getType());
+  // A constant depth of any numeric type, truncated as ONNX casts it.
+  int64_t size = kDyn;
+  if (isa<FloatType>(elementTypeOf(depth))) {
+    if (std::optional<SmallVector<double>> f = getConstantFloats(depth)) {
+      if (!std::isfinite(f->front()))
+        return emitOptionalError(loc, "depth must be finite, got ", f->front());
+      size = (int64_t)std::trunc(f->front());
+    }
+  } else if (std::optional<SmallVector<int64_t>> i = getConstantInts(depth)) {
+    size = i->front();
+  }
+  if (!isDyn(size) && size <= 0)
+    return emitOptionalError(loc, "depth must be positive, got ", size);
+  shape.insert(shape.begin() + *a, size);
+  types.push_back(tensorOf(shape, elementTypeOf(adaptor.getValues())));
+  return success();
+}
+
+LogicalResult OneHotOp::verify() {
+  ArrayRef<int64_t> values = shapeOf(getValues());
+  if (values.size() != 1 || (!isDyn(values[0]) && values[0] != 2))
+    return emitOpError("values must be a 1-D tensor of two elements "
+                       "[off, on], got ")
+           << getValues().getType();
+  return success();
+}
+
 LogicalResult TileOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {

@@ -38,6 +38,30 @@ class Mp_ArgOp<string mnemonic, string what> : Mp_CustomInferOp<mnemonic> {
 def Mp_ArgMaxOp : Mp_ArgOp<"arg_max", "maximum">;
 def Mp_ArgMinOp : Mp_ArgOp<"arg_min", "minimum">;
 
+def Mp_TopKOp : Mp_CustomInferOp<"top_k"> {
+  let summary = "the k largest (or smallest) elements along axis, and their indices";
+  let description = [{
+    ONNX TopK (1, 10, 11): `values` are the `k` largest elements of each
+    row along `axis` (smallest with `largest = false`), in sorted order;
+    `indices` are their positions along `axis`. Equal values keep the lower
+    index first and NaN counts as larger than any number (onnxruntime's
+    order). `sorted = false` allows any order; the lowering produces the
+    sorted one anyway. `k` is a 1-element i64 tensor: a constant gives a
+    static size along `axis` (and must lie in `[0, d]`, `d` the input's
+    size there); a value known only at run time sizes the results at run
+    time, and one outside `[0, d]` stops the run with a message naming the
+    node.
+  }];
+  let arguments = (ins Mp_NumericTensor:$input, Mp_I64Tensor:$k,
+                   DefaultValuedAttr<I64Attr, "-1">:$axis,
+                   DefaultValuedAttr<BoolAttr, "true">:$largest,
+                   DefaultValuedAttr<BoolAttr, "true">:$sorted);
+  let results = (outs Mp_NumericTensor:$values, Mp_I64Tensor:$indices);
+  let assemblyFormat = [{
+    $input `,` $k attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Mp_CumSumOp : Mp_InferOp<"cumsum", [], "return ::mp::inferSameAsOperand("
     "adaptor.getOperands(), 0, inferredReturnTypes);"> {
   let summary = "cumulative sum along axis";

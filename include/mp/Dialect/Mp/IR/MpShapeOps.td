@@ -246,6 +246,30 @@ def Mp_NonZeroOp : Mp_CustomInferOp<"non_zero"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
+def Mp_OneHotOp : Mp_CustomInferOp<"one_hot"> {
+  let summary = "one-hot encoding of indices along a new axis of size depth";
+  let description = [{
+    ONNX OneHot (9, 11): the result has the shape of `indices` with a new
+    dim of size `depth` inserted at `axis` (in `[-r-1, r]`, `r` the rank of
+    `indices`; negative counts from the end of the result). Its element at
+    `d` along that axis is `values[1]` (on) where the index equals `d` and
+    `values[0]` (off) elsewhere. Indices of any numeric type are truncated
+    to integers; a negative one counts from `depth`, and one outside
+    `[-depth, depth)` gives an all-off row. `depth` is a scalar or a
+    1-element tensor of any numeric type (truncated): a constant gives a
+    static size, a run-time value sizes the result at run time.
+  }];
+  let arguments = (ins Mp_NumericTensor:$indices, Mp_NumericTensor:$depth,
+                   Mp_Tensor:$values,
+                   DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Mp_Tensor:$output);
+  let assemblyFormat = [{
+    $indices `,` $depth `,` $values attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Mp_TriluOp : Mp_InferOp<"trilu", [],
     "return ::mp::inferSameAsOperand(adaptor.getOperands(), 0, "
     "inferredReturnTypes);"> {
