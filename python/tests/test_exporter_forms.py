@@ -13,6 +13,8 @@ each checked against onnxruntime on the same model and inputs.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -186,3 +188,27 @@ def test_layer_norm_below_opset_17(tmp_path):
     want = sess.run(None, feeds)[0]
     got = mp.compile(path, "fp32").run(feeds)["y"]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+EXPORTS = Path(__file__).resolve().parents[2] / "test" / "Inputs" / "exports"
+
+
+@pytest.mark.parametrize("name,feeds", [
+    # A bidirectional batch_first GRU front end (TorchScript wraps it in
+    # Transposes and a ConstantOfShape initial state; dynamo does not).
+    ("gru_ts.onnx", {"x": (2, 7, 8)}),
+    ("gru_dynamo.onnx", {"x": (2, 7, 8)}),
+    ("topk_ts.onnx", {"logits": (2, 50)}),
+])
+def test_torch_exports(name, feeds):
+    """Small real torch exports (test/Inputs/exports/make_exports.py)."""
+    rng = np.random.default_rng(0)
+    arrays = {k: rng.standard_normal(shape).astype(np.float32) for k, shape in feeds.items()}
+    path = EXPORTS / name
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    expected = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, arrays)))
+    ours = mp.compile(path, "fp32").run(arrays)
+    assert sorted(ours) == sorted(expected)
+    for out, want in expected.items():
+        assert ours[out].shape == want.shape, out
+        np.testing.assert_allclose(ours[out], want, rtol=1e-5, atol=1e-6, err_msg=out)
