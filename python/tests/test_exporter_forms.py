@@ -212,3 +212,21 @@ def test_torch_exports(name, feeds):
     for out, want in expected.items():
         assert ours[out].shape == want.shape, out
         np.testing.assert_allclose(ours[out], want, rtol=1e-5, atol=1e-6, err_msg=out)
+
+
+def test_reshape_merging_dynamic_dims(tmp_path):
+    """x.view(-1, x.size(-1)) with batch and sequence dynamic (GPT-2's
+    Conv1D): the run-time shape merges the first two dims, which the static
+    types alone cannot tell from merging the last two."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"], start=-1),
+        helper.make_node("Constant", [], ["minus_one"],
+                         value=helper.make_tensor("m", TensorProto.INT64, [1], [-1])),
+        helper.make_node("Concat", ["minus_one", "shape"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["y"]),
+    ]
+    path = _save(tmp_path, nodes,
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", "s", 8])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 8])])
+    x = np.random.default_rng(0).standard_normal((1, 4, 8)).astype(np.float32)
+    _check(path, {"x": x}, dynamic_shapes=True)

@@ -653,3 +653,18 @@ func.func @slice_runtime_end(%x: tensor<?xf32>, %e: tensor<1xi64>) -> tensor<?xf
   %0 = mp.slice %x, %s, %e : (tensor<?xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+// A run-time shape that merges dims of an input with two dynamic dims (GPT-2
+// Conv1D's x.view(-1, x.size(-1)) under --dynamic-shapes): the static types
+// do not say which dims merge, so the reshape takes the sizes computed at
+// run time instead of guessing a collapse_shape.
+// CHECK-LABEL: func.func @reshape_merges_dynamic_dims(
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: %[[SHAPE:.+]] = tensor.from_elements
+// CHECK: tensor.reshape %{{.+}}(%[[SHAPE]]) : (tensor<?x?x64xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+func.func @reshape_merges_dynamic_dims(%x: tensor<?x?x64xf32>, %s: tensor<2xi64>) -> tensor<?x?xf32> {
+  %0 = mp.reshape %x, %s : (tensor<?x?x64xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}

@@ -450,6 +450,11 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
                : Value(tensor::CastOp::create(b, loc, type, collapsed));
   }
   // Otherwise a reshape to run-time sizes (memref.reshape once bufferized).
+  return reshapeToSizes(b, loc, value, type, sizes);
+}
+
+Value reshapeToSizes(OpBuilder &b, Location loc, Value value,
+                     RankedTensorType type, ValueRange sizes) {
   SmallVector<Value> dims;
   size_t next = 0;
   for (int64_t d = 0; d < type.getRank(); ++d) {

@@ -140,6 +140,13 @@ mlir::Value reshapeTo(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::Value value, mlir::RankedTensorType type,
                       mlir::ValueRange dynSizes = {});
 
+/// Reshapes `value` to `type` whose dynamic dims are `sizes`, through a
+/// shape tensor (memref.reshape once bufferized): for sizes computed at run
+/// time when the static types do not say which dims split or merge.
+mlir::Value reshapeToSizes(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value value, mlir::RankedTensorType type,
+                           mlir::ValueRange sizes);
+
 /// The number of elements over `axes` of `v`, as a scalar of float or
 /// integer type `type` (computed at run time when a dim is dynamic).
 mlir::Value countOver(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,

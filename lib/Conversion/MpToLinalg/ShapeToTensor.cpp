@@ -203,6 +203,18 @@ struct ReshapeLikeLowering : public RewritePattern {
       sizes = isa<ReshapeOp>(op)
                   ? reshapeSizes(rewriter, loc, cast<ReshapeOp>(op))
                   : reshapeLikeSizes(rewriter, loc, op);
+      // A Reshape that merges dims of an input with two or more dynamic
+      // ones: the types do not say which merge (?x?x64 to ?x? may be
+      // [d0, d1 * 64] or [d0 * d1, 64]), only the sizes computed at run time
+      // do, and a collapse_shape would ignore them. (Flatten and Squeeze say
+      // it by their axes; expand_shape takes the sizes.)
+      auto in = typeOf(op->getOperand(0));
+      if (isa<ReshapeOp>(op) && in.getNumDynamicDims() > 1 &&
+          type.getRank() <= in.getRank()) {
+        rewriter.replaceOp(
+            op, reshapeToSizes(rewriter, loc, op->getOperand(0), type, sizes));
+        return success();
+      }
     }
     rewriter.replaceOp(
         op, reshapeTo(rewriter, loc, op->getOperand(0), type, sizes));
