@@ -42,6 +42,11 @@ TopK OneHot
 REQUIRED_DEFAULT += """
 GRU RNN
 """.split()
+# Loops (unrolled at import) and the sequence ops exporters emit with them.
+REQUIRED_DEFAULT += """
+Loop Scan SequenceEmpty SequenceConstruct SequenceInsert SequenceErase SequenceAt
+SequenceLength SplitToSequence ConcatFromSequence
+""".split()
 REQUIRED_MS = """
 Attention MultiHeadAttention GroupQueryAttention RotaryEmbedding SkipLayerNormalization
 SimplifiedLayerNormalization SkipSimplifiedLayerNormalization EmbedLayerNormalization
