@@ -21,10 +21,10 @@ func.func @resize_runtime_scales(%x: tensor<1x4x8xf32>, %scales: tensor<3xf32>) 
 
 // -----
 
-// A Conv whose input channels are known only at run time is refused (the
-// weights fix them), with the node named.
-func.func @conv_dynamic_channels(%x: tensor<1x?x8xf32>, %w: tensor<3x2x3xf32>) -> tensor<1x3x6xf32> {
-  %0 = mp.conv %x, %w {dilations = array<i64: 1>, group = 1 : i64, kernel_shape = array<i64: 3>, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x?x8xf32>, tensor<3x2x3xf32>) -> tensor<1x3x6xf32> loc("conv_node")
-  return %0 : tensor<1x3x6xf32>
+// A Conv whose weight shape is known only at run time is refused (the
+// channels and kernel must be static), with the node named.
+func.func @conv_dynamic_weight(%x: tensor<1x2x8xf32>, %w: tensor<?x2x3xf32>) -> tensor<1x?x6xf32> {
+  %0 = mp.conv %x, %w {dilations = array<i64: 1>, group = 1 : i64, kernel_shape = array<i64: 3>, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x2x8xf32>, tensor<?x2x3xf32>) -> tensor<1x?x6xf32> loc("conv_node")
+  return %0 : tensor<1x?x6xf32>
 }
 // CHECK: error: {{.*}}cannot lower 'mp.conv' (node 'conv_node'): its shapes are dynamic and it has no dynamic-shape lowering yet

@@ -92,3 +92,65 @@ func.func @range(%a: tensor<i64>, %b: tensor<i64>, %d: tensor<i64>) -> tensor<?x
   %r = mp.range %a, %b, %d : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64> loc(fused<"Range">["steps"])
   return %r : tensor<?xi64>
 }
+
+// -----
+
+// Pads computed from the data (exporters derive them from the input
+// length) are read at run time; each padded size is checked to be
+// non-negative, and a static one to be what the type says.
+// CHECK-LABEL: func.func @pad_runtime_pads(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<1x4x?xf32>, %[[P:[a-z0-9]+]]: tensor<6xi64>
+// CHECK-DAG: %[[B2:.+]] = tensor.extract %[[P]][%c2]
+// CHECK-DAG: %[[E2:.+]] = tensor.extract %[[P]][%c5]
+// CHECK: cf.assert %{{.+}}, "mp: Pad (node 'pad'): padded size of axis 1 differs from the inferred 4"
+// CHECK: %[[OK:.+]] = arith.cmpi sge, %[[N:.+]], %{{.+}} : i64
+// CHECK: cf.assert %[[OK]], "mp: Pad (node 'pad'): padded size of axis 2 is negative"
+// CHECK: %[[EMPTY:.+]] = tensor.empty(%{{.+}}) : tensor<1x4x?xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[EMPTY]] : tensor<1x4x?xf32>)
+// CHECK: tensor.extract %[[X]]
+func.func @pad_runtime_pads(%x: tensor<1x4x?xf32>, %p: tensor<6xi64>) -> tensor<1x4x?xf32> {
+  %0 = mp.pad %x, %p : (tensor<1x4x?xf32>, tensor<6xi64>) -> tensor<1x4x?xf32> loc(fused<"Pad">["pad"])
+  return %0 : tensor<1x4x?xf32>
+}
+
+// -----
+
+// A Conv whose input lost its channel count (behind a Pad with run-time
+// pads) takes it from the weight, checked at run time.
+// CHECK-LABEL: func.func @conv_channels_from_weight(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<1x?x8xf32>
+// CHECK: %[[C:.+]] = tensor.dim %[[X]], %c1
+// CHECK: %[[OK:.+]] = arith.cmpi eq, %[[C]], %c2
+// CHECK: cf.assert %[[OK]], "mp: Conv (node 'conv'): input dim 1 is not 2"
+// CHECK: %[[XS:.+]] = tensor.cast %[[X]] : tensor<1x?x8xf32> to tensor<1x2x8xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[XS]], %{{.+}}, %{{.+}} : tensor<1x2x8xf32>, tensor<3x2x3xf32>, tensor<2x3xf32>)
+func.func @conv_channels_from_weight(%x: tensor<1x?x8xf32>, %w: tensor<3x2x3xf32>) -> tensor<1x3x6xf32> {
+  %0 = mp.conv %x, %w {dilations = array<i64: 1>, group = 1 : i64, kernel_shape = array<i64: 3>, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x?x8xf32>, tensor<3x2x3xf32>) -> tensor<1x3x6xf32> loc(fused<"Conv">["conv"])
+  return %0 : tensor<1x3x6xf32>
+}
+
+// -----
+
+// Likewise an LSTM whose input lost its feature size takes it from W.
+// CHECK-LABEL: func.func @lstm_input_size_from_weight(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<?x?x?xf32>
+// CHECK: cf.assert %{{.+}}, "mp: LSTM (node 'lstm'): input dim 2 is not 3"
+// CHECK: tensor.cast %[[X]] : tensor<?x?x?xf32> to tensor<?x?x3xf32>
+func.func @lstm_input_size_from_weight(%x: tensor<?x?x?xf32>, %w: tensor<1x16x3xf32>, %r: tensor<1x16x4xf32>) -> tensor<?x1x?x4xf32> {
+  %y, %h, %c = mp.lstm %x, %w, %r {hidden_size = 4 : i64} : (tensor<?x?x?xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>) -> (tensor<?x1x?x4xf32>, tensor<1x?x4xf32>, tensor<1x?x4xf32>) loc(fused<"LSTM">["lstm"])
+  return %y : tensor<?x1x?x4xf32>
+}
+
+// -----
+
+// A Reshape of a dynamic input to a static shape (a decode step's
+// [batch, 1, d] to [1, d]) has no run-time sizes to take.
+// CHECK-LABEL: func.func @reshape_dynamic_to_static(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<?x1x8xf32>
+// CHECK: cf.assert %{{.+}}, "mp: Reshape (node 'flat'): {{.+}}"
+// CHECK: tensor.reshape %[[X]]({{.+}}) : (tensor<?x1x8xf32>, tensor<2xi64>) -> tensor<1x8xf32>
+func.func @reshape_dynamic_to_static(%x: tensor<?x1x8xf32>) -> tensor<1x8xf32> {
+  %s = mp.constant dense<[1, 8]> : tensor<2xi64>
+  %0 = mp.reshape %x, %s : (tensor<?x1x8xf32>, tensor<2xi64>) -> tensor<1x8xf32> loc(fused<"Reshape">["flat"])
+  return %0 : tensor<1x8xf32>
+}

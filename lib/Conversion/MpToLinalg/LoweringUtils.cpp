@@ -48,6 +48,23 @@ void checkAtRunTime(OpBuilder &b, Location loc, Value ok, StringRef message) {
   cf::AssertOp::create(b, loc, ok, message);
 }
 
+Value withStaticDim(OpBuilder &b, Location loc, Operation *op, Value v,
+                    int64_t d, int64_t size) {
+  auto t = cast<RankedTensorType>(v.getType());
+  if (!t.isDynamicDim(d))
+    return v;
+  Value actual = tensor::DimOp::create(b, loc, v, d);
+  checkAtRunTime(b, loc,
+                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, actual,
+                                       indexConst(b, loc, size)),
+                 runTimeCheckMessage(op, "input dim " + std::to_string(d) +
+                                             " is not " +
+                                             std::to_string(size)));
+  SmallVector<int64_t> shape(t.getShape());
+  shape[d] = size;
+  return tensor::CastOp::create(b, loc, t.clone(shape), v);
+}
+
 Value checkedSize(OpBuilder &b, Location loc, Operation *op, Value size,
                   StringRef what) {
   Value zero = arith::ConstantIntOp::create(b, loc, size.getType(), 0);
@@ -406,17 +423,31 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
     return tensor::ReshapeOp::create(b, loc, type, value, shape);
   }
   SmallVector<Value> sizes(dynSizes);
-  if (sizes.empty()) {
+  if (sizes.empty() && type.getNumDynamicDims() > 0) {
     // The dynamic dims correspond in order (static ones may split, merge,
     // or be unit dims added or removed).
     SmallVector<int64_t> dynamic;
     for (int64_t d = 0; d < from.getRank(); ++d)
       if (from.isDynamicDim(d))
         dynamic.push_back(d);
-    if (dynamic.size() != type.getNumDynamicDims())
+    if (dynamic.size() == type.getNumDynamicDims()) {
+      for (int64_t d : dynamic)
+        sizes.push_back(dimValue(b, loc, value, d));
+    } else if (type.getNumDynamicDims() == 1) {
+      // One unknown: the element count over the static dims' product.
+      int64_t known = 1;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (!type.isDynamicDim(d))
+          known *= type.getDimSize(d);
+      Value count = indexConst(b, loc, 1);
+      for (int64_t d = 0; d < from.getRank(); ++d)
+        count =
+            arith::MulIOp::create(b, loc, count, dimValue(b, loc, value, d));
+      sizes.push_back(
+          arith::DivUIOp::create(b, loc, count, indexConst(b, loc, known)));
+    } else {
       llvm::report_fatal_error("reshapeTo: dynamic dims do not correspond");
-    for (int64_t d : dynamic)
-      sizes.push_back(dimValue(b, loc, value, d));
+    }
   }
   // Dims that only split or merge: an expand_shape or collapse_shape, which
   // bufferize to views and fold with their neighbours.

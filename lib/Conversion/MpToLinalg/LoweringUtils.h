@@ -170,6 +170,13 @@ mlir::Value checkedSize(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Operation *op, mlir::Value size,
                         llvm::StringRef what);
 
+/// `v` with dim `d` cast to the static `size` the op needs (e.g. the channels
+/// a Conv's weight fixes behind a Pad whose pads are read at run time),
+/// checked at run time; `v` itself when that dim is already static.
+mlir::Value withStaticDim(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Operation *op, mlir::Value v, int64_t d,
+                          int64_t size);
+
 /// An integer read from data as an `index`, negative values counting from
 /// the end of a dim of size `dim` (ONNX gather/scatter semantics).
 mlir::Value normalizedIndex(mlir::OpBuilder &b, mlir::Location loc,

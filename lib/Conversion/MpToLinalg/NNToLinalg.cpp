@@ -185,16 +185,19 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
   LogicalResult matchAndRewrite(ConvOp op,
                                 PatternRewriter &rewriter) const override {
     // Batch and spatial dims may be dynamic; channels and kernel may not.
+    // Input channels follow from the weight when the input's type lost them.
     auto wt = typeOf(op.getWeight());
     if (!wt.hasStaticShape() || op.getType().isDynamicDim(1) ||
-        typeOf(op.getInput()).isDynamicDim(1) || op.getAutoPad() != "NOTSET")
+        op.getAutoPad() != "NOTSET")
       return rewriter.notifyMatchFailure(op, "dynamic channels or auto_pad");
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     auto outType = op.getType();
     int64_t spatial = outType.getRank() - 2;
     ArrayRef<int64_t> pads = op.getPads();
-    Value x = padSpatial(rewriter, loc, op.getInput(), pads.take_front(spatial),
+    Value input = withStaticDim(rewriter, loc, op, op.getInput(), 1,
+                                wt.getDimSize(1) * op.getGroup());
+    Value x = padSpatial(rewriter, loc, input, pads.take_front(spatial),
                          pads.drop_front(spatial), 0.0);
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
     SmallVector<AffineExpr> wExprs = {d(1), d(2 + spatial)};
@@ -224,7 +227,10 @@ struct ConvTransposeLowering : public OpRewritePattern<ConvTransposeOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     auto outType = op.getType();
-    auto xt = typeOf(op.getInput());
+    auto wt = typeOf(op.getWeight());
+    Value input =
+        withStaticDim(rewriter, loc, op, op.getInput(), 1, wt.getDimSize(0));
+    auto xt = typeOf(input);
     int64_t spatial = outType.getRank() - 2;
     ArrayRef<int64_t> strides = op.getStrides(), dil = op.getDilations();
     ArrayRef<int64_t> kernel = op.getKernelShape(), pads = op.getPads();
@@ -235,7 +241,7 @@ struct ConvTransposeLowering : public OpRewritePattern<ConvTransposeOp> {
     SmallVector<Value> spreadSizes;
     SmallVector<OpFoldResult> inSizes;
     for (int64_t d = 0; d < xt.getRank(); ++d) {
-      Value size = dimValue(rewriter, loc, op.getInput(), d);
+      Value size = dimValue(rewriter, loc, input, d);
       inSizes.push_back(xt.isDynamicDim(d)
                             ? OpFoldResult(size)
                             : OpFoldResult(rewriter.getIndexAttr(
@@ -270,8 +276,8 @@ struct ConvTransposeLowering : public OpRewritePattern<ConvTransposeOp> {
         steps(xt.getRank(), rewriter.getIndexAttr(1));
     for (int64_t i = 0; i < spatial; ++i)
       steps[2 + i] = rewriter.getIndexAttr(strides[i]);
-    Value spread = tensor::InsertSliceOp::create(
-        rewriter, loc, op.getInput(), zeros, offsets, inSizes, steps);
+    Value spread = tensor::InsertSliceOp::create(rewriter, loc, input, zeros,
+                                                 offsets, inSizes, steps);
     // 2. Pad: dilation*(k-1) - pad on each side (+ output_padding at the end).
     SmallVector<int64_t> low, high;
     for (int64_t i = 0; i < spatial; ++i) {
@@ -282,7 +288,6 @@ struct ConvTransposeLowering : public OpRewritePattern<ConvTransposeOp> {
     Value x = padSpatial(rewriter, loc, spread, low, high, 0.0);
     // 3. Convolve: out channel m = g*(M/G) + ml reads input channels of its
     // group; the weight is [C, M/G, k..] read at [g*Cg + c, ml, K-1-k].
-    auto wt = typeOf(op.getWeight());
     int64_t outPerGroup = wt.getDimSize(1);
     int64_t cPerGroup = wt.getDimSize(0) / op.getGroup();
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
@@ -581,35 +586,47 @@ struct GlobalAveragePoolLowering
   }
 };
 
-/// ONNX Pad (constant, edge, reflect, wrap) with constant pads.
+/// ONNX Pad (constant, edge, reflect, wrap). Pads that are not constants
+/// (exporters compute them from the input length) are read at run time.
 struct PadLowering : public OpRewritePattern<PadOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(PadOp op,
                                 PatternRewriter &rewriter) const override {
-    auto pads = getConstantInts(op.getPads());
     auto outType = op.getType();
     auto xt = typeOf(op.getInput());
-    if (!pads)
-      return rewriter.notifyMatchFailure(op, "dynamic pads");
+    auto pt = typeOf(op.getPads());
     Location loc = op.getLoc();
     int64_t rank = xt.getRank();
-    // Pads per dim, begins then ends; with `axes`, for those axes only.
-    SmallVector<int64_t> begin(rank, 0), end(rank, 0);
+    // The axes the pads apply to, in order (all of them without `axes`).
+    SmallVector<int64_t> axes;
     if (op.getAxes()) {
-      auto axes = getConstantInts(op.getAxes());
-      if (!axes)
+      auto constAxes = getConstantInts(op.getAxes());
+      if (!constAxes)
         return rewriter.notifyMatchFailure(op, "dynamic axes");
-      for (auto [i, a] : llvm::enumerate(*axes)) {
-        begin[a < 0 ? a + rank : a] = (*pads)[i];
-        end[a < 0 ? a + rank : a] = (*pads)[axes->size() + i];
-      }
-    } else if ((int64_t)pads->size() == 2 * rank) {
-      for (int64_t i = 0; i < rank; ++i) {
-        begin[i] = (*pads)[i];
-        end[i] = (*pads)[rank + i];
-      }
+      for (int64_t a : *constAxes)
+        axes.push_back(a < 0 ? a + rank : a);
     } else {
+      axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    }
+    if (pt.getRank() != 1 || pt.isDynamicDim(0) ||
+        pt.getDimSize(0) != 2 * (int64_t)axes.size())
       return rewriter.notifyMatchFailure(op, "pads of the wrong length");
+    // Pads per dim as index values, begins then ends.
+    auto pads = getConstantInts(op.getPads());
+    auto padAt = [&](int64_t i) -> Value {
+      if (pads)
+        return indexConst(rewriter, loc, (*pads)[i]);
+      Value v =
+          tensor::ExtractOp::create(rewriter, loc, op.getPads(),
+                                    ValueRange{indexConst(rewriter, loc, i)});
+      return arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
+                                        v);
+    };
+    Value zeroIdx = indexConst(rewriter, loc, 0);
+    SmallVector<Value> begin(rank, zeroIdx), end(rank, zeroIdx);
+    for (auto [i, a] : llvm::enumerate(axes)) {
+      begin[a] = padAt(i);
+      end[a] = padAt(axes.size() + i);
     }
     StringRef mode = op.getMode();
     Value x = op.getInput();
@@ -618,10 +635,28 @@ struct PadLowering : public OpRewritePattern<PadOp> {
     SmallVector<Value> dims, sizes;
     for (int64_t i = 0; i < rank; ++i) {
       dims.push_back(dimValue(rewriter, loc, x, i));
-      if (outType.isDynamicDim(i))
-        sizes.push_back(arith::AddIOp::create(
-            rewriter, loc, dims.back(),
-            indexConst(rewriter, loc, begin[i] + end[i])));
+      if (pads && !outType.isDynamicDim(i))
+        continue;
+      Value size = arith::AddIOp::create(
+          rewriter, loc, dims.back(),
+          arith::AddIOp::create(rewriter, loc, begin[i], end[i]));
+      Value size64 = arith::IndexCastOp::create(rewriter, loc,
+                                                rewriter.getI64Type(), size);
+      if (outType.isDynamicDim(i)) {
+        sizes.push_back(checkedSize(rewriter, loc, op, size64,
+                                    "padded size of axis " + Twine(i).str()));
+        continue;
+      }
+      // Pads read at run time must give the static size the type promises.
+      checkAtRunTime(
+          rewriter, loc,
+          arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::eq, size64,
+              arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(),
+                                           outType.getDimSize(i))),
+          runTimeCheckMessage(op, "padded size of axis " + Twine(i).str() +
+                                      " differs from the inferred " +
+                                      Twine(outType.getDimSize(i)).str()));
     }
     Value r = parallelGeneric(
         rewriter, loc, outType, ValueRange{}, ArrayRef<AffineMap>{},
@@ -630,8 +665,7 @@ struct PadLowering : public OpRewritePattern<PadOp> {
           Value inside = scalarConst(b, l, b.getI1Type(), 1);
           for (int64_t i = 0; i < rank; ++i) {
             Value o = linalg::IndexOp::create(b, l, i);
-            Value p = arith::SubIOp::create(
-                b, l, o, arith::ConstantIndexOp::create(b, l, begin[i]));
+            Value p = arith::SubIOp::create(b, l, o, begin[i]);
             Value dim = dims[i];
             Value zero = arith::ConstantIndexOp::create(b, l, 0);
             Value one = arith::ConstantIndexOp::create(b, l, 1);

@@ -496,9 +496,9 @@ SmallVector<Value> runDirection(PatternRewriter &rw, Location loc,
 LogicalResult lowerRecurrence(Operation *op, const Recurrence &rec,
                               PatternRewriter &rw, const StepFn &step) {
   // Sequence length and batch may be known only at run time; the input
-  // and hidden sizes may not.
-  if (typeOf(rec.x).isDynamicDim(2) || !typeOf(rec.w).hasStaticShape() ||
-      !typeOf(rec.r).hasStaticShape())
+  // and hidden sizes may not (the weights fix the input size when the
+  // input's type lost it).
+  if (!typeOf(rec.w).hasStaticShape() || !typeOf(rec.r).hasStaticShape())
     return rw.notifyMatchFailure(op, "dynamic input or hidden size");
   if (failed(rec.acts))
     return rw.notifyMatchFailure(op, "unsupported activations");
@@ -508,7 +508,7 @@ LogicalResult lowerRecurrence(Operation *op, const Recurrence &rec,
   Type elt = typeOf(rec.x).getElementType(), acc = accumulatorType(elt);
 
   // Layout 0 inside: X [T, B, I], states [D, B, H].
-  Value x = rec.x;
+  Value x = withStaticDim(rw, loc, op, rec.x, 2, typeOf(rec.w).getDimSize(2));
   if (rec.batchFirst)
     x = transpose(rw, loc, x, {1, 0, 2});
   Value steps = dimValue(rw, loc, x, 0), batch = dimValue(rw, loc, x, 1);

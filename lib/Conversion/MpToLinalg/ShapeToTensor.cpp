@@ -93,6 +93,24 @@ SmallVector<Value> reshapeSizes(OpBuilder &b, Location loc, ReshapeOp op) {
         sizes.push_back(indexConst(b, loc, e));
       }
     }
+    // Without a -1 nothing above compared the element counts: a run-time
+    // input that does not fill the shape exactly would be read short or
+    // out of bounds.
+    if (!llvm::is_contained(*shape, -1) && !typeOf(in).hasStaticShape()) {
+      Value count = indexConst(b, loc, 1);
+      size_t next = 0;
+      for (int64_t i = 0; i < type.getRank(); ++i)
+        count = arith::MulIOp::create(
+            b, loc, count,
+            type.isDynamicDim(i) ? sizes[next++]
+                                 : indexConst(b, loc, type.getDimSize(i)));
+      checkAtRunTime(b, loc,
+                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           count,
+                                           dimProduct(b, loc, in, 0, inRank)),
+                     runTimeCheckMessage(op, "the shape does not hold the "
+                                             "input's number of elements"));
+    }
     return sizes;
   }
   Value zero = arith::ConstantIntOp::create(b, loc, 0, 64);
