@@ -217,3 +217,14 @@ func.func @padding_chain(%x: tensor<?x?xf32> {mp.name = "x"}, %y: tensor<3x?xf32
   %x17 = mp.pad %x16, %p17 {mode = "constant"} : (tensor<?x?xf32>, tensor<4xi64>) -> tensor<?x?xf32>
   return %x17 : tensor<?x?xf32>
 }
+
+// -----
+
+// An equal Split (ONNX num_outputs, sizes -1) of an axis that becomes
+// static gets static pieces, the last one smaller.
+// CHECK-LABEL: func.func @even_split(
+// CHECK: mp.split %{{.+}} {axis = 1 : i64, split = array<i64: -1, -1>} : tensor<2x3xf32> -> tensor<2x2xf32>, tensor<2x1xf32>
+func.func @even_split(%x: tensor<?x?xf32> {mp.name = "x"}, %y: tensor<3x?xf32> {mp.name = "y"}) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %0:2 = mp.split %x {axis = 1 : i64, split = array<i64: -1, -1>} : tensor<?x?xf32> -> tensor<?x?xf32>, tensor<?x?xf32>
+  return %0#0, %0#1 : tensor<?x?xf32>, tensor<?x?xf32>
+}

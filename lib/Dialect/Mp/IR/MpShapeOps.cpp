@@ -421,9 +421,29 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   if (!axis)
     return emitOptionalError(loc, "axis ", (int64_t)adaptor.getAxis(),
                              " is out of range for rank ", in.size());
-  for (int64_t size : adaptor.getSplit()) {
+  // With the axis known, the -1 pieces split what the others leave equally,
+  // the last one smaller (ONNX num_outputs), as the lowering does.
+  ArrayRef<int64_t> split = adaptor.getSplit();
+  int64_t dim = in[*axis], fixed = 0, numDynamic = 0;
+  for (int64_t size : split) {
+    if (size < 0)
+      ++numDynamic;
+    else
+      fixed += size;
+  }
+  int64_t each =
+      numDynamic
+          ? llvm::divideCeil(std::max<int64_t>(dim - fixed, 0), numDynamic)
+          : 0;
+  int64_t offset = 0, seen = 0;
+  for (int64_t size : split) {
     SmallVector<int64_t> out = llvm::to_vector(in);
+    if (size < 0 && !isDyn(dim)) {
+      int64_t left = std::max<int64_t>(dim - offset, 0);
+      size = ++seen == numDynamic ? left : std::min(each, left);
+    }
     out[*axis] = size < 0 ? kDyn : size;
+    offset += std::max<int64_t>(size, 0);
     types.push_back(tensorOf(out, elementTypeOf(adaptor.getInput())));
   }
   return success();
