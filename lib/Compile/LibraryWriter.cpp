@@ -157,41 +157,6 @@ LogicalResult runCommand(Location loc, ArrayRef<std::string> argv) {
 
 } // namespace
 
-/// With the input shapes pinned, a dim that stays dynamic is sized by tensor
-/// values (NonZero, lengths from durations). The CUDA target keeps such
-/// values in device memory and cannot size buffers from them yet: name the
-/// first node that makes one, rather than failing deep in the lowering.
-static LogicalResult checkSizesKnownOnHost(ModuleOp module) {
-  auto isDynamic = [](Type t) {
-    auto ranked = dyn_cast<RankedTensorType>(t);
-    return ranked && !ranked.hasStaticShape();
-  };
-  // With dynamic inputs (--dynamic-shapes) sizes come from the inputs.
-  for (auto func : module.getOps<func::FuncOp>())
-    if (llvm::any_of(func.getArgumentTypes(), isDynamic))
-      return success();
-  Operation *first = nullptr;
-  module.walk([&](Operation *op) {
-    if (isa<mp::MpDialect>(op->getDialect()) &&
-        llvm::any_of(op->getResultTypes(), isDynamic) &&
-        llvm::none_of(op->getOperandTypes(), isDynamic)) {
-      first = op;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  if (!first)
-    return success();
-  std::string node = onnxNodeName(first);
-  return emitError(first->getLoc())
-         << "'" << first->getName() << "'"
-         << (node.empty() ? "" : " (node '" + node + "')")
-         << " makes a result whose size depends on tensor values; the CUDA "
-            "target cannot size buffers from device values yet: compile "
-            "for the CPU target (--target cpu), which allocates such "
-            "results at run time";
-}
-
 LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
                            const LibraryOptions &options,
                            llvm::raw_ostream &progress) {
@@ -210,8 +175,6 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
       return emitError(loc) << "the CUDA target needs the CUDA toolkit "
                                "(ptxas and libdevice): set CUDA_HOME or put "
                                "ptxas on PATH";
-    if (failed(checkSizesKnownOnHost(module)))
-      return failure();
     cudaOptions.assembly = options.emit == LibraryOptions::Emit::Ptx;
     cudaOptions.resultsAsOutParams = !entry.returnsOutputs;
     progress << "mp-compile: lowering to CUDA kernels for "

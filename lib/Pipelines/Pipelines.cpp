@@ -196,7 +196,9 @@ void mp::buildGpuMappingOnCpuPipeline(OpPassManager &pm,
                                       bool pooledAllocations) {
   buildBufferizedLinalgPipeline(pm, resultsAsOutParams,
                                 /*outlineAndVectorize=*/false);
-  pm.addPass(createMapToGpu());
+  MapToGpuOptions map;
+  map.memory = BufferMemory::Host;
+  pm.addPass(createMapToGpu(map));
   buildCpuLoweringTail(pm, pooledAllocations);
 }
 

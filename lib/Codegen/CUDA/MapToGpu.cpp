@@ -10,11 +10,13 @@
 #include "mp/Codegen/CUDA/Passes.h"
 
 #include "GenericBody.h"
+#include "SerialToKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -45,26 +47,52 @@ void copiesToLinalg(func::FuncOp func, IRRewriter &rewriter) {
   }
 }
 
-/// `memref.reshape` to a static identity-layout type is a reinterpretation
-/// of the same contiguous buffer; as such it needs no read of its shape
-/// operand (which lives in device memory).
-LogicalResult staticReshapesToCasts(func::FuncOp func, IRRewriter &rewriter) {
+/// `memref.reshape` to an identity-layout type is a reinterpretation of the
+/// same contiguous buffer. Static sizes need no read of the shape operand
+/// (which lives in device memory); run-time ones are loaded from it, and
+/// those loads run on one thread and come back to the host
+/// (moveSerialCodeToKernels).
+LogicalResult reshapesToCasts(func::FuncOp func, IRRewriter &rewriter) {
   WalkResult result = func.walk([&](memref::ReshapeOp reshape) {
     auto type = dyn_cast<MemRefType>(reshape.getResult().getType());
-    if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity()) {
-      reshape.emitOpError("with a dynamic result shape cannot run on the "
-                          "CUDA target yet: its target shape is computed in "
-                          "device memory (a shape computation on tensors "
-                          "feeding a Reshape); pin the input shapes, or use "
-                          "the CPU target");
+    if (!type || !type.getLayout().isIdentity()) {
+      reshape.emitOpError("to a non-identity layout cannot run on the CUDA "
+                          "target");
       return WalkResult::interrupt();
     }
-    SmallVector<int64_t> strides(type.getRank(), 1);
-    for (int64_t i = type.getRank() - 2; i >= 0; --i)
-      strides[i] = strides[i + 1] * type.getDimSize(i + 1);
+    Location loc = reshape.getLoc();
     rewriter.setInsertionPoint(reshape);
+    SmallVector<OpFoldResult> sizes(type.getRank()), strides(type.getRank());
+    // The loads first, next to each other: one kernel and one copy for all.
+    SmallVector<Value> indices;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      indices.push_back(arith::ConstantIndexOp::create(rewriter, loc, d));
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      sizes[d] =
+          type.isDynamicDim(d)
+              ? OpFoldResult(memref::LoadOp::create(
+                    rewriter, loc, reshape.getShape(), ValueRange{indices[d]}))
+              : OpFoldResult(rewriter.getIndexAttr(type.getDimSize(d)));
+    OpFoldResult stride = rewriter.getIndexAttr(1);
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      strides[d] = stride;
+      if (auto entry = dyn_cast<Value>(sizes[d]);
+          entry && !entry.getType().isIndex())
+        sizes[d] = arith::IndexCastOp::create(rewriter, loc,
+                                              rewriter.getIndexType(), entry)
+                       .getResult();
+      std::optional<int64_t> a = getConstantIntValue(stride),
+                             b = getConstantIntValue(sizes[d]);
+      stride =
+          a && b
+              ? OpFoldResult(rewriter.getIndexAttr(*a * *b))
+              : OpFoldResult(arith::MulIOp::create(
+                    rewriter, loc,
+                    getValueOrCreateConstantIndexOp(rewriter, loc, stride),
+                    getValueOrCreateConstantIndexOp(rewriter, loc, sizes[d])));
+    }
     rewriter.replaceOpWithNewOp<memref::ReinterpretCastOp>(
-        reshape, type, reshape.getSource(), /*offset=*/0, type.getShape(),
+        reshape, type, reshape.getSource(), rewriter.getIndexAttr(0), sizes,
         strides);
     return WalkResult::advance();
   });
@@ -361,13 +389,26 @@ struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {
         return signalPassFailure();
   }
 
-  /// Buffers only host code uses (keepDeallocListsOnHost).
+  /// Buffers only host code uses (keepDeallocListsOnHost, and the copies
+  /// moveSerialCodeToKernels makes).
   llvm::DenseSet<Value> hostLists;
 
   LogicalResult mapFunction(func::FuncOp func, IRRewriter &rewriter) {
+    // Host code may compute addresses, never read or write a buffer, except
+    // the host-resident arguments the entry marks (a KV cache's fill level,
+    // which places the cache writes) and the host buffers made here.
+    auto onHost = [&](Value memref) {
+      if (hostLists.contains(memref))
+        return true;
+      auto arg = dyn_cast<BlockArgument>(memref);
+      return arg && arg.getOwner()->isEntryBlock() &&
+             arg.getOwner()->getParentOp() == func &&
+             func.getArgAttr(arg.getArgNumber(), mp::kHostResidentAttr);
+    };
     copiesToLinalg(func, rewriter);
-    if (failed(staticReshapesToCasts(func, rewriter)))
+    if (failed(reshapesToCasts(func, rewriter)))
       return failure();
+    mp::moveSerialCodeToKernels(func, onHost, hostLists, memory, rewriter);
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {
       if (!inKernel(op))
@@ -384,17 +425,7 @@ struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {
     for (scf::ParallelOp loop : outermost)
       if (failed(mapToBlocksAndThreads(loop, blockSize, rewriter)))
         return failure();
-    // What is left on the host may compute addresses, never read or write
-    // a buffer, except the host-resident arguments the entry marks (a KV
-    // cache's fill level, which places the cache writes).
-    auto onHost = [&](Value memref) {
-      if (hostLists.contains(memref))
-        return true;
-      auto arg = dyn_cast<BlockArgument>(memref);
-      return arg && arg.getOwner()->isEntryBlock() &&
-             arg.getOwner()->getParentOp() == func &&
-             func.getArgAttr(arg.getArgNumber(), mp::kHostResidentAttr);
-    };
+    // What is left on the host must not touch a device buffer.
     WalkResult result = func.walk([&](Operation *op) {
       if (inKernel(op))
         return WalkResult::advance();

@@ -1,5 +1,6 @@
 // RUN: mp-opt %s --mp-map-to-gpu --split-input-file | FileCheck %s
 // RUN: mp-opt %s --mp-map-to-gpu="block-size=64" --split-input-file | FileCheck %s --check-prefix=B64
+// RUN: mp-opt %s --mp-map-to-gpu="memory=host" --split-input-file | FileCheck %s --check-prefix=HOST
 
 // An elementwise op over 4x100 elements: one collapsed index over blocks of
 // 256 threads (2 blocks), guarded, delinearized row-major.
@@ -161,4 +162,89 @@ func.func private @helper(%list: memref<?xindex>) {
   %v = memref.load %list[%c0] : memref<?xindex>
   memref.store %v, %list[%c0] : memref<?xindex>
   return
+}
+
+// -----
+
+// The condition of an If, read on the host from a device buffer: loaded on
+// one thread into a device scalar, copied to the host stack.
+// CHECK-LABEL: func.func private @mp_cuda_copy_to_host(!llvm.ptr, !llvm.ptr, i64)
+// CHECK-LABEL: func.func @host_read
+// CHECK-SAME: (%[[FLAG:.+]]: memref<i1>, %[[OUT:.+]]: memref<4xf32>)
+// CHECK: %[[HBUF:.+]] = memref.alloca() : memref<i1>
+// CHECK: %[[DEV:.+]] = memref.alloc() : memref<i1>
+// CHECK: scf.parallel
+// CHECK:   scf.parallel
+// CHECK:     scf.if
+// CHECK-NEXT:  %[[C:.+]] = memref.load %[[FLAG]][] : memref<i1>
+// CHECK-NEXT:  memref.store %[[C]], %[[DEV]][] : memref<i1>
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_x
+// CHECK: %[[ONE:.+]] = arith.constant 1 : i64
+// CHECK: memref.extract_aligned_pointer_as_index %[[HBUF]]
+// CHECK: %[[DST:.+]] = llvm.inttoptr
+// CHECK: memref.extract_aligned_pointer_as_index %[[DEV]]
+// CHECK: %[[SRC:.+]] = llvm.inttoptr
+// CHECK: call @mp_cuda_copy_to_host(%[[DST]], %[[SRC]], %[[ONE]])
+// CHECK: %[[V:.+]] = memref.load %[[HBUF]][] : memref<i1>
+// CHECK: memref.dealloc %[[DEV]]
+// CHECK: scf.if %[[V]] {
+// CHECK:   scf.parallel
+// HOST-LABEL: func.func private @memcpy(!llvm.ptr, !llvm.ptr, i64)
+// HOST-LABEL: func.func @host_read
+// HOST: call @memcpy(
+func.func @host_read(%flag: memref<i1>, %out: memref<4xf32>) {
+  %c = memref.load %flag[] : memref<i1>
+  scf.if %c {
+    %z = arith.constant 0.0 : f32
+    linalg.fill ins(%z : f32) outs(%out : memref<4xf32>)
+  }
+  return
+}
+
+// -----
+
+// A count (NonZero's first pass) sizes an allocation: the counting loop runs
+// on one thread, its result comes back to size the buffer on the host.
+// CHECK-LABEL: func.func @count_then_alloc
+// CHECK: %[[HBUF:.+]] = memref.alloca() : memref<index>
+// CHECK: %[[DEV:.+]] = memref.alloc() : memref<index>
+// CHECK: scf.parallel
+// CHECK:   scf.parallel
+// CHECK:     scf.if
+// CHECK-NEXT:  %[[N:.+]] = scf.for
+// CHECK:       memref.store %[[N]], %[[DEV]][] : memref<index>
+// CHECK: %[[EIGHT:.+]] = arith.constant 8 : i64
+// CHECK: call @mp_cuda_copy_to_host(%{{.+}}, %{{.+}}, %[[EIGHT]])
+// CHECK: %[[COUNT:.+]] = memref.load %[[HBUF]][] : memref<index>
+// CHECK: memref.alloc(%[[COUNT]]) : memref<?xi64>
+func.func @count_then_alloc(%mask: memref<8xi1>) -> memref<?xi64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %n = scf.for %i = %c0 to %c8 step %c1 iter_args(%acc = %c0) -> (index) {
+    %m = memref.load %mask[%i] : memref<8xi1>
+    %inc = arith.select %m, %c1, %c0 : index
+    %next = arith.addi %acc, %inc : index
+    scf.yield %next : index
+  }
+  %r = memref.alloc(%n) : memref<?xi64>
+  return %r : memref<?xi64>
+}
+
+// -----
+
+// A reshape to a shape computed in device memory: its run-time sizes are
+// loaded together on one thread and come back for the reinterpret_cast.
+// CHECK-LABEL: func.func @dynamic_reshape
+// CHECK-SAME: (%[[A:.+]]: memref<12xf32>, %[[S:.+]]: memref<2xi64>)
+// CHECK: scf.if
+// CHECK-NEXT: %[[D0:.+]] = memref.load %[[S]][%{{.+}}] : memref<2xi64>
+// CHECK-NEXT: %[[D1:.+]] = memref.load %[[S]][%{{.+}}] : memref<2xi64>
+// CHECK-NEXT: memref.store %[[D0]]
+// CHECK-NEXT: memref.store %[[D1]]
+// CHECK-COUNT-2: call @mp_cuda_copy_to_host
+// CHECK: memref.reinterpret_cast %[[A]] to offset: [0], sizes: [%{{.+}}, %{{.+}}], strides: [%{{.+}}, 1] : memref<12xf32> to memref<?x?xf32>
+func.func @dynamic_reshape(%a: memref<12xf32>, %shape: memref<2xi64>) -> memref<?x?xf32> {
+  %r = memref.reshape %a(%shape) : (memref<12xf32>, memref<2xi64>) -> memref<?x?xf32>
+  return %r : memref<?x?xf32>
 }

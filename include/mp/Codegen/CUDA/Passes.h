@@ -8,6 +8,11 @@
 
 namespace mp {
 
+/// Where the buffers of code mapped to GPU threads live: on the device (a
+/// CUDA library: scalars the host needs are copied back) or on the host
+/// (the GPU mapping run on the CPU, for testing).
+enum class BufferMemory { Device, Host };
+
 #define GEN_PASS_DECL
 #include "mp/Codegen/CUDA/Passes.h.inc"
 

@@ -112,15 +112,32 @@ def MapToGpu : Pass<"mp-map-to-gpu", "mlir::ModuleOp"> {
     does not support it yet. The only exceptions are the lists of buffer
     addresses and ownership flags that lowering `bufferization.dealloc`
     leaves for host code, which become host stack allocations.
+
+    Serial host code over buffers, which results sized by tensor values
+    leave (NonZero's counting and compaction loops, a length loaded to size
+    an allocation), runs on one thread instead: each such op without
+    kernels, allocations or calls inside moves into a one-iteration loop,
+    and the scalars it gives the host come back through a small device
+    buffer copied to the host stack (`mp_cuda_copy_to_host`, which waits
+    for the queued kernels; `memcpy` with `memory=host`).
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block (at most 1024)">,
+    Option<"memory", "memory", "::mp::BufferMemory",
+           /*default=*/"::mp::BufferMemory::Device",
+           "Where the buffers live",
+           [{::llvm::cl::values(
+             clEnumValN(::mp::BufferMemory::Device, "device",
+                        "device memory (a CUDA library)"),
+             clEnumValN(::mp::BufferMemory::Host, "host",
+                        "host memory (the mapping run on the CPU)"))}]>,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
     "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::linalg::LinalgDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
   ];
 }
 
