@@ -696,3 +696,66 @@ def test_dynamic_shapes_library(tmp_path):
             _run_against_cpu(tmp_path, model, DYNAMIC, "--dynamic-shapes").splitlines()]
     assert len(rows) == 2 * 6
     assert all(float(r[-1]) < 1e-4 for r in rows), rows
+
+
+def _value_sized_model(directory: Path, inputs: list[np.ndarray]) -> None:
+    """VITS's pattern: NonZero of a mask, its coordinates gathered (GatherND),
+    a count that sizes a Range, and a Reshape to a shape computed from the
+    count; onnxruntime's outputs as references, one test set per input."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+
+    def const(name, value):
+        return numpy_helper.from_array(np.array(value), name)
+
+    nodes = [
+        helper.make_node("Greater", ["x", "zero"], ["m"], name="mask"),
+        helper.make_node("NonZero", ["m"], ["idx"], name="nonzero"),
+        helper.make_node("Transpose", ["idx"], ["idx_t"], perm=[1, 0], name="coords"),
+        helper.make_node("GatherND", ["x", "idx_t"], ["y"], name="gather"),
+        helper.make_node("Cast", ["m"], ["m64"], to=TensorProto.INT64, name="cast"),
+        helper.make_node("ReduceSum", ["m64"], ["n"], keepdims=0, name="count"),
+        helper.make_node("Range", ["start", "n", "step"], ["r"], name="range"),
+        helper.make_node("Reshape", ["n", "one_dim"], ["n1"], name="n1"),
+        helper.make_node("Concat", ["one_dim", "n1"], ["shape"], axis=0, name="shape"),
+        helper.make_node("Reshape", ["y", "shape"], ["y2"], name="row"),
+    ]
+    graph = helper.make_graph(
+        nodes, "value_sized",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 20])],
+        [helper.make_tensor_value_info(n, t, None) for n, t in
+         [("y2", TensorProto.FLOAT), ("idx", TensorProto.INT64), ("r", TensorProto.INT64)]],
+        [numpy_helper.from_array(np.array(0, np.float32), "zero"), const("start", np.int64(0)),
+         const("step", np.int64(1)), const("one_dim", np.array([1], np.int64))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    directory.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, directory / "model.onnx")
+    session = ort.InferenceSession(str(directory / "model.onnx"), providers=["CPUExecutionProvider"])
+    for k, x in enumerate(inputs):
+        data = directory / f"test_data_set_{k}"
+        data.mkdir()
+        (data / "input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
+        for j, (name, value) in enumerate(zip(["y2", "idx", "r"], session.run(None, {"x": x}))):
+            (data / f"output_{j}.pb").write_bytes(numpy_helper.from_array(value, name).SerializeToString())
+
+
+def test_value_sized_results_on_the_emulator(tmp_path):
+    """Results sized by tensor values on the CUDA target: the counting and
+    compaction loops run on one GPU thread, the host reads the count back
+    to allocate, and a Reshape takes sizes computed in device memory. One
+    library, two inputs with different counts (one with none), each
+    matching onnxruntime. (x has more elements than mp compiles in, so its
+    values stay run-time inputs.)"""
+    _require_compiler()
+    rng = np.random.RandomState(7)
+    inputs = [rng.randn(4, 20).astype(np.float32), -np.abs(rng.randn(4, 20)).astype(np.float32)]
+    model = tmp_path / "model"
+    _value_sized_model(model, inputs)
+    _compile(model, tmp_path / "cuda.so", "--target", "cuda", "--gpu", "compute_80",
+             "--input-shape", "x=4x20")
+    for k in range(len(inputs)):
+        proc = _emulate(tmp_path / "cuda.so", model / f"test_data_set_{k}")
+        verdicts = [line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+        assert proc.returncode == 0 and len(verdicts) == 3, proc.stdout + proc.stderr
+        assert all(line.startswith("PASS") for line in verdicts), proc.stdout
