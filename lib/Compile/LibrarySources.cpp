@@ -437,8 +437,11 @@ std::string wrapperSource(const EntrySignature &entry,
         "void *const *out) {\n"
      << "  int32_t status = mp_cuda_take_status();\n"
      << "  if (status != MP_OK)\n    return status;\n"
-     // A graph would replay the fill level it was captured with.
-     << (entry.kvCache.lengthInput >= 0 ? "  noGraph = 1;\n" : "")
+     // A graph would replay the fill level it was captured with, and the
+     // device values the host read back during the capture.
+     << (entry.kvCache.lengthInput >= 0 || entry.readsDeviceOnHost
+             ? "  noGraph = 1;\n"
+             : "")
      << "  if (mp_cuda_graphs_enabled() && !graph && ran && !noGraph) {\n"
      << "    if (mp_cuda_capture_begin() == MP_OK) {\n"
      << "      mp_call(in, out);\n"

@@ -271,7 +271,10 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
       return emitError(loc) << "the host target cannot emit objects";
     codegen.run(*llvmModule);
   }
-  if (failed(writeText(loc, wrapperPath, wrapperSource(entry, options))))
+  EntrySignature wrapped = entry;
+  wrapped.readsDeviceOnHost =
+      cuda && llvmModule->getFunction("mp_cuda_copy_to_host") != nullptr;
+  if (failed(writeText(loc, wrapperPath, wrapperSource(wrapped, options))))
     return failure();
 
   FailureOr<std::string> cc = findHostCompiler(loc, options);

@@ -61,6 +61,10 @@ struct EntrySignature {
   /// only after the run. The C interface then takes a pointer to the
   /// result descriptors first.
   bool returnsOutputs = false;
+  /// CUDA: the run copies device values back to the host midway (sizes of
+  /// value-sized results, If conditions), so a captured CUDA graph could
+  /// not replay it.
+  bool readsDeviceOnHost = false;
 
   /// Per input: the output whose buffer is passed for it (inverse of
   /// `inPlaceOf`), or -1.
