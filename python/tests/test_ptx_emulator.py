@@ -759,3 +759,39 @@ def test_value_sized_results_on_the_emulator(tmp_path):
         verdicts = [line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
         assert proc.returncode == 0 and len(verdicts) == 3, proc.stdout + proc.stderr
         assert all(line.startswith("PASS") for line in verdicts), proc.stdout
+
+
+EXPORTS = REPO / "test" / "Inputs" / "exports"
+
+
+@pytest.mark.parametrize("name", ["topk_ts", "repeat_interleave_ts", "gru_ts", "script_loop_ts"])
+def test_torch_exports_on_the_emulator(name, tmp_path):
+    """Real torch exports whose lowering leaves serial code (TopK's sort,
+    repeat_interleave's unrolled loop of sequence ops, a GRU's recurrence)
+    build for the CUDA target and match onnxruntime on the PTX emulator."""
+    _require_compiler()
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import numpy_helper
+
+    session = ort.InferenceSession(str(EXPORTS / f"{name}.onnx"), providers=["CPUExecutionProvider"])
+    rng = np.random.RandomState(0)
+    data = tmp_path / "test_data_set_0"
+    data.mkdir()
+    feeds = {}
+    for i, spec in enumerate(session.get_inputs()):
+        shape = [d if isinstance(d, int) else 5 for d in spec.shape]
+        value = rng.randint(1, 4, size=shape).astype(np.int64) if "int" in spec.type \
+            else rng.randn(*shape).astype(np.float32)
+        feeds[spec.name] = value
+        (data / f"input_{i}.pb").write_bytes(numpy_helper.from_array(value, spec.name).SerializeToString())
+    for j, (spec, value) in enumerate(zip(session.get_outputs(), session.run(None, feeds))):
+        (data / f"output_{j}.pb").write_bytes(numpy_helper.from_array(value, spec.name).SerializeToString())
+    proc = subprocess.run([str(MP_COMPILE), str(EXPORTS / f"{name}.onnx"), "-o", str(tmp_path / "lib.so"),
+                           "--target", "cuda", "--gpu", "compute_80", "--shapes-from", str(data)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    proc = _emulate(tmp_path / "lib.so", data)
+    verdicts = [line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+    assert proc.returncode == 0 and len(verdicts) == len(session.get_outputs()), proc.stdout + proc.stderr
+    assert all(line.startswith("PASS") for line in verdicts), proc.stdout
