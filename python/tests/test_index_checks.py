@@ -216,3 +216,31 @@ def test_library_returns_the_failed_check(tmp_path, name, dynamic):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("bad_position", [8, -1])
+def test_rotary_position_out_of_range_stops_the_run(tmp_path, bad_position):
+    """RotaryEmbedding-23: position ids index the rows of the cos and sin
+    caches and must lie in [0, max_pos) (no counting from the end)."""
+    x = RNG.standard_normal((1, 2, 4, 16)).astype(np.float32)
+    cos = RNG.standard_normal((8, 8)).astype(np.float32)
+    sin = RNG.standard_normal((8, 8)).astype(np.float32)
+    node = helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], name="rope")
+    graph = helper.make_graph(
+        [node], "rope",
+        [_info("x", F, [1, 2, 4, 16]), _info("cos", F, [8, 8]), _info("sin", F, [8, 8]),
+         _info("pos", I64, [1, 4])],
+        [_info("y", F, [1, 2, 4, 16])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    good = np.array([[0, 3, 5, 7]], np.int64)
+    proc = _run(tmp_path, model, {"x": x, "cos": cos, "sin": sin, "pos": good})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    bad = good.copy()
+    bad[0, 2] = bad_position
+    (tmp_path / "out" / "y.npy").unlink()
+    proc = _run(tmp_path, model, {"x": x, "cos": cos, "sin": sin, "pos": bad})
+    output = proc.stdout + proc.stderr
+    assert proc.returncode > 0, output
+    assert ("RotaryEmbedding (node 'rope'): a position id is out of range [0, 8): the cos "
+            "and sin caches have 8 rows") in output
+    assert not (tmp_path / "out" / "y.npy").exists()

@@ -130,3 +130,37 @@ func.func @scatter_nd(%d: tensor<?x3xf32>, %i: tensor<2x1xi64>, %u: tensor<2x3xf
   %0 = mp.scatter_nd %d, %i, %u {reduction = "none"} : (tensor<?x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<?x3xf32> loc("snd")
   return %0 : tensor<?x3xf32>
 }
+
+// -----
+
+// RotaryEmbedding: position ids index the rows of the cos and sin caches;
+// they must lie in [0, max_pos) (no counting from the end).
+// CHECK-LABEL: func.func @rotary_positions
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<1x2x4x16xf32>, %[[C:[^:]+]]: tensor<8x8xf32>, %[[P:[^:]+]]: tensor<1x4xi64>)
+// CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<1x4xi64>) outs(%{{.+}} : tensor<i1>)
+// CHECK: %[[IX:.+]] = arith.index_cast %{{.+}} : i64 to index
+// CHECK: arith.cmpi sge, %[[IX]], %c0 : index
+// CHECK: arith.cmpi slt, %[[IX]], %c8 : index
+// CHECK: cf.assert %{{.+}}, "mp: RotaryEmbedding (node 'rope'): a position id is out of range [0, 8): the cos and sin caches have 8 rows"
+// CHECK-NOT: cf.assert
+// CHECK: return
+// NOCHECK-LABEL: func.func @rotary_positions
+// NOCHECK-NOT: cf.assert
+// NOCHECK: return
+func.func @rotary_positions(%x: tensor<1x2x4x16xf32>, %c: tensor<8x8xf32>, %p: tensor<1x4xi64>) -> tensor<1x2x4x16xf32> {
+  %0 = mp.rotary_embedding %x, %c, %c positions %p : (tensor<1x2x4x16xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<1x4xi64>) -> tensor<1x2x4x16xf32> loc("rope")
+  return %0 : tensor<1x2x4x16xf32>
+}
+
+// -----
+
+// com.microsoft RotaryEmbedding with one start position: the positions
+// start + s are computed, then checked.
+// CHECK-LABEL: func.func @ms_rotary_start
+// CHECK: %[[POS:.+]] = linalg.generic {{.*}}outs(%{{.+}} : tensor<1x4xi64>)
+// CHECK: linalg.generic {{.*}} ins(%[[POS]] : tensor<1x4xi64>) outs(%{{.+}} : tensor<i1>)
+// CHECK: cf.assert %{{.+}}, "mp: RotaryEmbedding (node 'ms_rope'): a position id is out of range [0, 16): the cos and sin caches have 16 rows"
+func.func @ms_rotary_start(%x: tensor<1x4x32xf32>, %pos: tensor<1xi64>, %c: tensor<16x8xf32>) -> tensor<1x4x32xf32> {
+  %0 = mp.ms.rotary_embedding %x, %pos, %c, %c {num_heads = 2 : i64} : (tensor<1x4x32xf32>, tensor<1xi64>, tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<1x4x32xf32> loc("ms_rope")
+  return %0 : tensor<1x4x32xf32>
+}

@@ -549,11 +549,12 @@ Value contract(OpBuilder &b, Location loc, RankedTensorType outType,
 }
 
 void checkIndicesInRange(OpBuilder &b, Location loc, Value indices,
-                         ArrayRef<Value> bounds, StringRef message) {
+                         ArrayRef<Value> bounds, StringRef message,
+                         bool allowNegative) {
   auto type = cast<RankedTensorType>(indices.getType());
   int64_t rank = type.getRank();
-  // Constant indices and bounds in range need no check (the op verifiers
-  // reject constants out of range).
+  // Constant indices and bounds in range need no check (mp-lower-to-linalg
+  // reports constants out of range first: checkConstantIndices).
   DenseIntElementsAttr constant;
   SmallVector<int64_t> staticBounds;
   for (Value bound : bounds)
@@ -566,7 +567,7 @@ void checkIndicesInRange(OpBuilder &b, Location loc, Value indices,
     for (const APInt &v : constant.getValues<APInt>()) {
       int64_t i = v.getSExtValue();
       int64_t d = staticBounds[bounds.size() == 1 ? 0 : flat % last];
-      inRange &= i >= -d && i < d;
+      inRange &= i >= (allowNegative ? -d : 0) && i < d;
       ++flat;
     }
     if (inRange)
@@ -587,8 +588,9 @@ void checkIndicesInRange(OpBuilder &b, Location loc, Value indices,
   // -d outside the loop: the bounds are loop-invariant.
   SmallVector<Value> negBounds;
   for (Value d : bounds)
-    negBounds.push_back(
-        arith::SubIOp::create(b, loc, indexConst(b, loc, 0), d));
+    negBounds.push_back(allowNegative ? Value(arith::SubIOp::create(
+                                            b, loc, indexConst(b, loc, 0), d))
+                                      : indexConst(b, loc, 0));
   auto all = linalg::GenericOp::create(
       b, loc, flagType, indices, init, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange a) {

@@ -160,7 +160,7 @@ mlir::Value indexConst(mlir::OpBuilder &b, mlir::Location loc, int64_t value);
 std::string runTimeCheckMessage(mlir::Operation *op, llvm::StringRef what);
 
 /// Stops the run with `message` unless `ok` (an i1) holds: a `cf.assert`,
-/// which the JIT reports as a run error and a library as an abort.
+/// which the JIT and a CPU library report as the run's error.
 void checkAtRunTime(mlir::OpBuilder &b, mlir::Location loc, mlir::Value ok,
                     llvm::StringRef message);
 
@@ -202,11 +202,12 @@ mlir::Type accumulatorType(mlir::Type elt);
 /// loops stay free of checks. `bounds` holds d (`index` values): one for
 /// every element, or one per position along the last dim of `indices`
 /// (the index tuples of GatherND and ScatterND). Emits nothing when the
-/// indices and the bounds are constants in range.
+/// indices and the bounds are constants in range. Without `allowNegative`
+/// the range is [0, d) (positions, which do not count from the end).
 void checkIndicesInRange(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value indices,
                          llvm::ArrayRef<mlir::Value> bounds,
-                         llvm::StringRef message);
+                         llvm::StringRef message, bool allowNegative = true);
 
 /// What a failed checkIndicesInRange says for `op`: "an index is out of
 /// range [-d, d) for axis A of the data, of size d", the sizes spelled out

@@ -34,7 +34,7 @@ void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
   populateContribAttentionToLinalgPatterns(patterns, attention, gpuAttention);
   populateGroupQueryAttentionToLinalgPatterns(patterns, attention,
                                               gpuAttention);
-  populateRotaryToLinalgPatterns(patterns);
+  populateRotaryToLinalgPatterns(patterns, indexChecks);
   populateNNToLinalgPatterns(patterns);
   populateIndexingToLinalgPatterns(patterns, indexChecks);
   populateDataDependentToLinalgPatterns(patterns);

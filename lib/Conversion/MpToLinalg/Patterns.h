@@ -34,7 +34,9 @@ void populateGroupQueryAttentionToLinalgPatterns(
     mlir::RewritePatternSet &patterns, AttentionLowering attention,
     GpuAttentionBuilder gpuAttention);
 /// ONNX and com.microsoft RotaryEmbedding:
-void populateRotaryToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// `indexChecks`: position ids are checked against the caches at run time.
+void populateRotaryToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                    bool indexChecks = true);
 void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// Ops whose result sizes depend on values (NonZero; TopK and OneHot, whose
 /// k and depth may be known only at run time):
