@@ -39,7 +39,8 @@ def MpToLinalg : Pass<"mp-lower-to-linalg", "mlir::ModuleOp"> {
                         "the target's flash attention kernels"))}]>,
     Option<"indexChecks", "index-checks", "bool", /*default=*/"true",
            "Check indices read from data (Gather, GatherElements, GatherND, "
-           "ScatterND) at run time: one out of range stops the run with a "
+           "ScatterND, RotaryEmbedding's position ids) at run time: one out "
+           "of range stops the run with a "
            "message naming the node. The CUDA pipeline turns this off: the "
            "checks read the indices on the host">,
   ];
