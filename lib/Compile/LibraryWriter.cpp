@@ -229,6 +229,15 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
   FailureOr<std::unique_ptr<llvm::TargetMachine>> machine = hostMachine(loc);
   if (failed(machine))
     return failure();
+  // Failed run-time checks (cf.assert) call puts(message) and abort(): the
+  // wrapper's handlers instead, so that a CPU run returns the message as
+  // its error rather than ending the process (wrapperSource).
+  if (llvm::Function *puts = llvmModule->getFunction("puts"))
+    puts->setName("mp_check_message");
+  if (llvm::Function *abort = llvmModule->getFunction("abort")) {
+    abort->setName("mp_check_failed");
+    abort->addFnAttr(llvm::Attribute::NoReturn);
+  }
   // Only the wrapper's mp_model_* functions are the library's interface.
   for (llvm::GlobalValue &value : llvmModule->global_values())
     if (!value.isDeclaration() && !value.hasLocalLinkage())

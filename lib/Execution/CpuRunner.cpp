@@ -31,7 +31,7 @@ namespace mp {
 // Run-time checks
 //===----------------------------------------------------------------------===//
 
-// Checks of compiled code (cf.assert: ScatterElements' index bounds) lower
+// Checks of compiled code (cf.assert: indices read from data) lower
 // to `puts(message)` and `abort()`. The JIT binds both names to the two
 // functions below, so that a failed check ends the run, not the process:
 // the run returns the check's message as its error. Memory the run had

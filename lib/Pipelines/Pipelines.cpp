@@ -109,6 +109,9 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
   toLinalg.attention = outlineAndVectorize ? mp::AttentionLowering::Streaming
                        : flashAttention    ? mp::AttentionLowering::GpuFlash
                                         : mp::AttentionLowering::Materialized;
+  // The checks of indices read from data read them on the host, which the
+  // GPU's kernels keep in device memory.
+  toLinalg.indexChecks = outlineAndVectorize;
   pm.addPass(mp::createMpToLinalg(toLinalg, mp::buildFlashAttentionGpu));
   pm.addPass(createCanonicalizerPass());
   if (outlineAndVectorize) {

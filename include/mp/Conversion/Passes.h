@@ -20,10 +20,11 @@ namespace mp {
 /// Patterns lowering mp ops to linalg/tensor/arith/math (static and
 /// dynamic shapes). `gpuAttention` builds attention kernels with
 /// AttentionLowering::GpuFlash; without it, that mode materializes.
+/// `indexChecks`: check indices read from data at run time.
 void populateMpToLinalgPatterns(
     mlir::RewritePatternSet &patterns,
     AttentionLowering attention = AttentionLowering::Streaming,
-    GpuAttentionBuilder gpuAttention = nullptr);
+    GpuAttentionBuilder gpuAttention = nullptr, bool indexChecks = true);
 
 /// mp-lower-to-linalg whose `attention=gpu-flash` mode builds kernels with
 /// `gpuAttention` (the textual pass has none and refuses that mode).

@@ -37,6 +37,12 @@ def MpToLinalg : Pass<"mp-lower-to-linalg", "mlir::ModuleOp"> {
                         "materialized", "materialize the scores"),
              clEnumValN(::mp::AttentionLowering::GpuFlash, "gpu-flash",
                         "the target's flash attention kernels"))}]>,
+    Option<"indexChecks", "index-checks", "bool", /*default=*/"true",
+           "Check indices read from data (Gather, GatherElements, GatherND, "
+           "ScatterND, RotaryEmbedding's position ids) at run time: one out "
+           "of range stops the run with a "
+           "message naming the node. The CUDA pipeline turns this off: the "
+           "checks read the indices on the host">,
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mp::lowering;
@@ -21,9 +22,19 @@ using namespace mp::lowering;
 namespace mp {
 namespace {
 
-/// out[i..] = data[i.. with i_axis replaced by indices[i..]].
-struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// A pattern that checks the indices it reads from data when `indexChecks`
+/// (off for the GPU, whose kernels keep the indices in device memory).
+template <typename OpTy>
+struct CheckedIndexPattern : public OpRewritePattern<OpTy> {
+  CheckedIndexPattern(MLIRContext *ctx, bool indexChecks)
+      : OpRewritePattern<OpTy>(ctx), indexChecks(indexChecks) {}
+  bool indexChecks;
+};
+
+/// out[i..] = data[i.. with i_axis replaced by indices[i..]]. The indices
+/// are checked to lie in [-d, d) first (one pass over them).
+struct GatherElementsLowering : public CheckedIndexPattern<GatherElementsOp> {
+  using CheckedIndexPattern::CheckedIndexPattern;
   LogicalResult matchAndRewrite(GatherElementsOp op,
                                 PatternRewriter &rewriter) const override {
     auto data = typeOf(op.getData());
@@ -33,6 +44,9 @@ struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
     // The output has the indices' (run-time) sizes; negative indices count
     // from the data's run-time axis size.
     Value axisSize = dimValue(rewriter, op.getLoc(), op.getData(), axis);
+    if (indexChecks)
+      checkIndicesInRange(rewriter, op.getLoc(), op.getIndices(), axisSize,
+                          indexRangeMessage(op, axis, data.getDimSize(axis)));
     Value r = parallelGeneric(
         rewriter, op.getLoc(), op.getType(), op.getIndices(),
         rewriter.getMultiDimIdentityMap(rank),
@@ -49,9 +63,10 @@ struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
 };
 
 /// out[b.., i.., s..] = data[b.., indices[b.., i.., 0..k-1], s..] with
-/// `batch_dims` leading batch dims shared by data and indices.
-struct GatherNDLowering : public OpRewritePattern<GatherNDOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// `batch_dims` leading batch dims shared by data and indices. Each index
+/// tuple is checked first to address the data (entry j in [-d_j, d_j)).
+struct GatherNDLowering : public CheckedIndexPattern<GatherNDOp> {
+  using CheckedIndexPattern::CheckedIndexPattern;
   LogicalResult matchAndRewrite(GatherNDOp op,
                                 PatternRewriter &rewriter) const override {
     auto data = typeOf(op.getData());
@@ -71,6 +86,10 @@ struct GatherNDLowering : public OpRewritePattern<GatherNDOp> {
                                                 batch + k + d - (q - 1)));
     for (int64_t j = 0; j < k; ++j)
       indexedDims.push_back(dimValue(rewriter, loc, op.getData(), batch + j));
+    if (indexChecks && k > 0)
+      checkIndicesInRange(
+          rewriter, loc, op.getIndices(), indexedDims,
+          indexRangeMessage(op, batch, data.getShape().slice(batch, k)));
     Value r = parallelGeneric(
         rewriter, loc, op.getType(), {}, {},
         [&](OpBuilder &b, Location l, ValueRange) {
@@ -96,9 +115,10 @@ struct GatherNDLowering : public OpRewritePattern<GatherNDOp> {
 
 /// A loop over the updates in order (later updates win, as the spec's
 /// reference implementation): each writes a slice data[idx.., :] combined
-/// with the reduction if any.
-struct ScatterNDLowering : public OpRewritePattern<ScatterNDOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// with the reduction if any. The index tuples are checked first to address
+/// the data (entry j in [-d_j, d_j)).
+struct ScatterNDLowering : public CheckedIndexPattern<ScatterNDOp> {
+  using CheckedIndexPattern::CheckedIndexPattern;
   LogicalResult matchAndRewrite(ScatterNDOp op,
                                 PatternRewriter &rewriter) const override {
     StringRef reduction = op.getReduction();
@@ -121,6 +141,10 @@ struct ScatterNDLowering : public OpRewritePattern<ScatterNDOp> {
     }
     for (int64_t d = 0; d < r; ++d)
       dataDims.push_back(dimValue(rewriter, loc, op.getData(), d));
+    if (indexChecks && k > 0)
+      checkIndicesInRange(
+          rewriter, loc, op.getIndices(), ArrayRef(dataDims).take_front(k),
+          indexRangeMessage(op, 0, data.getShape().take_front(k)));
     auto sliceType =
         RankedTensorType::get(data.getShape().drop_front(k), data.getElementType());
 
@@ -539,11 +563,93 @@ struct ScatterElementsLowering : public OpRewritePattern<ScatterElementsOp> {
   }
 };
 
+/// The first constant index of `indices` outside [-d, d), d = `bounds[j]`
+/// for entry j along the last dim of `indices` (one bound: for all of
+/// them), and its position; nothing when all are in range, the indices are
+/// not constant or a bound is dynamic.
+std::optional<std::pair<int64_t, int64_t>>
+constantIndexOutOfRange(Value indices, ArrayRef<int64_t> bounds) {
+  DenseIntElementsAttr constant;
+  if (llvm::any_of(bounds, ShapedType::isDynamic) ||
+      !matchPattern(indices, m_Constant(&constant)))
+    return std::nullopt;
+  auto type = constant.getType();
+  int64_t last = type.getRank() ? type.getShape().back() : 1, flat = 0;
+  for (const APInt &v : constant.getValues<APInt>()) {
+    int64_t i = v.getSExtValue();
+    int64_t d = bounds[bounds.size() == 1 ? 0 : flat % last];
+    if (i < -d || i >= d)
+      return std::make_pair(i, flat);
+    ++flat;
+  }
+  return std::nullopt;
+}
+
+/// The indices, the data's sizes that bound them and the first data axis
+/// they index, of an op whose indices address its data.
+std::optional<std::tuple<Value, SmallVector<int64_t>, int64_t>>
+indexOperand(Operation *op) {
+  auto axisOf = [](int64_t axis, int64_t rank) {
+    return axis < 0 ? axis + rank : axis;
+  };
+  auto single =
+      [&](Value indices, Value data,
+          int64_t axis) -> std::tuple<Value, SmallVector<int64_t>, int64_t> {
+    auto type = typeOf(data);
+    axis = axisOf(axis, type.getRank());
+    return {indices, {type.getDimSize(axis)}, axis};
+  };
+  auto tuples = [&](Value indices, Value data, int64_t batch)
+      -> std::optional<std::tuple<Value, SmallVector<int64_t>, int64_t>> {
+    auto it = typeOf(indices);
+    int64_t k = it.getRank() ? it.getShape().back() : 0;
+    if (ShapedType::isDynamic(k) || k <= 0 ||
+        batch + k > typeOf(data).getRank())
+      return std::nullopt;
+    return std::make_tuple(
+        indices, llvm::to_vector(typeOf(data).getShape().slice(batch, k)),
+        batch);
+  };
+  if (auto g = dyn_cast<GatherOp>(op))
+    return single(g.getIndices(), g.getData(), g.getAxis());
+  if (auto g = dyn_cast<GatherElementsOp>(op))
+    return single(g.getIndices(), g.getData(), g.getAxis());
+  if (auto s = dyn_cast<ScatterElementsOp>(op))
+    return single(s.getIndices(), s.getData(), s.getAxis());
+  if (auto g = dyn_cast<GatherNDOp>(op))
+    return tuples(g.getIndices(), g.getData(), g.getBatchDims());
+  if (auto s = dyn_cast<ScatterNDOp>(op))
+    return tuples(s.getIndices(), s.getData(), 0);
+  return std::nullopt;
+}
+
 } // namespace
 
-void populateIndexingToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<GatherElementsLowering, GatherNDLowering, ScatterNDLowering,
-               CumSumLowering, TensorScatterLowering,
+LogicalResult checkConstantIndices(Operation *root) {
+  bool failed = false;
+  root->walk([&](Operation *op) {
+    auto operand = indexOperand(op);
+    if (!operand)
+      return;
+    auto [indices, bounds, firstAxis] = *operand;
+    auto bad = constantIndexOutOfRange(indices, bounds);
+    if (!bad)
+      return;
+    std::string what = lowering::indexRangeMessage(op, firstAxis, bounds);
+    // "mp: Op (node 'n'): ..." without its "mp: " (the diagnostic's own).
+    StringRef text = StringRef(what).drop_front(4);
+    op->emitError() << text << " (constant index " << bad->first
+                    << " at flat position " << bad->second << ")";
+    failed = true;
+  });
+  return failure(failed);
+}
+
+void populateIndexingToLinalgPatterns(RewritePatternSet &patterns,
+                                      bool indexChecks) {
+  patterns.add<GatherElementsLowering, GatherNDLowering, ScatterNDLowering>(
+      patterns.getContext(), indexChecks);
+  patterns.add<CumSumLowering, TensorScatterLowering,
                ArgReduceLowering<ArgMaxOp, true>,
                ArgReduceLowering<ArgMinOp, false>>(patterns.getContext());
   patterns.add<ScatterElementsLowering>(patterns.getContext());

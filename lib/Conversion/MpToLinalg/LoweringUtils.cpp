@@ -10,7 +10,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/Matchers.h"
 
 #include <cmath>
 
@@ -575,6 +577,102 @@ Value contract(OpBuilder &b, Location loc, RankedTensorType outType,
         linalg::YieldOp::create(nb, nloc, s);
       });
   return generic.getResult(0);
+}
+
+void checkIndicesInRange(OpBuilder &b, Location loc, Value indices,
+                         ArrayRef<Value> bounds, StringRef message,
+                         bool allowNegative) {
+  auto type = cast<RankedTensorType>(indices.getType());
+  int64_t rank = type.getRank();
+  // Constant indices and bounds in range need no check (mp-lower-to-linalg
+  // reports constants out of range first: checkConstantIndices).
+  DenseIntElementsAttr constant;
+  SmallVector<int64_t> staticBounds;
+  for (Value bound : bounds)
+    if (std::optional<int64_t> c = getConstantIntValue(bound))
+      staticBounds.push_back(*c);
+  if (staticBounds.size() == bounds.size() &&
+      matchPattern(indices, m_Constant(&constant))) {
+    bool inRange = true;
+    int64_t last = rank ? type.getDimSize(rank - 1) : 1, flat = 0;
+    for (const APInt &v : constant.getValues<APInt>()) {
+      int64_t i = v.getSExtValue();
+      int64_t d = staticBounds[bounds.size() == 1 ? 0 : flat % last];
+      inRange &= i >= (allowNegative ? -d : 0) && i < d;
+      ++flat;
+    }
+    if (inRange)
+      return;
+  }
+  Type i1 = b.getI1Type();
+  auto flagType = RankedTensorType::get({}, i1);
+  Value init =
+      linalg::FillOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, i1, 1).getResult(),
+          ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i1)
+                         .getResult()})
+          .getResult(0);
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 AffineMap::get(rank, 0, {}, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  // -d outside the loop: the bounds are loop-invariant.
+  SmallVector<Value> negBounds;
+  for (Value d : bounds)
+    negBounds.push_back(allowNegative ? Value(arith::SubIOp::create(
+                                            b, loc, indexConst(b, loc, 0), d))
+                                      : indexConst(b, loc, 0));
+  auto all = linalg::GenericOp::create(
+      b, loc, flagType, indices, init, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value i = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
+        Value d = bounds[0], negD = negBounds[0];
+        if (bounds.size() > 1) {
+          // The bound of this tuple entry: bounds[j], j along the last dim.
+          Value j = linalg::IndexOp::create(nb, l, rank - 1);
+          for (size_t k = 1; k < bounds.size(); ++k) {
+            Value isK = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                              j, indexConst(nb, l, k));
+            d = arith::SelectOp::create(nb, l, isK, bounds[k], d);
+            negD = arith::SelectOp::create(nb, l, isK, negBounds[k], negD);
+          }
+        }
+        Value ok = arith::AndIOp::create(
+            nb, l,
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, negD),
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, d));
+        linalg::YieldOp::create(
+            nb, l, ValueRange{arith::AndIOp::create(nb, l, a[1], ok)});
+      });
+  Value ok = tensor::ExtractOp::create(b, loc, all.getResult(0), ValueRange{});
+  checkAtRunTime(b, loc, ok, message);
+}
+
+std::string indexRangeMessage(Operation *op, int64_t firstAxis,
+                              ArrayRef<int64_t> sizes) {
+  auto size = [](int64_t d) {
+    return ShapedType::isDynamic(d) ? std::string("d (known at run time)")
+                                    : std::to_string(d);
+  };
+  auto range = [](int64_t d) {
+    return ShapedType::isDynamic(d)
+               ? std::string("[-d, d)")
+               : "[" + std::to_string(-d) + ", " + std::to_string(d) + ")";
+  };
+  if (sizes.size() == 1)
+    return runTimeCheckMessage(op,
+                               "an index is out of range " + range(sizes[0]) +
+                                   " for axis " + std::to_string(firstAxis) +
+                                   " of the data, of size " + size(sizes[0]));
+  std::string what = "an index tuple is out of range: its entry j must lie "
+                     "in [-d_j, d_j) for the data's axes " +
+                     std::to_string(firstAxis) + ".." +
+                     std::to_string(firstAxis + sizes.size() - 1) +
+                     " of sizes d_j = (";
+  for (auto [j, d] : llvm::enumerate(sizes))
+    what += (j ? ", " : "") +
+            (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+  return runTimeCheckMessage(op, what + ")");
 }
 
 } // namespace mp::lowering

@@ -160,7 +160,7 @@ mlir::Value indexConst(mlir::OpBuilder &b, mlir::Location loc, int64_t value);
 std::string runTimeCheckMessage(mlir::Operation *op, llvm::StringRef what);
 
 /// Stops the run with `message` unless `ok` (an i1) holds: a `cf.assert`,
-/// which the JIT reports as a run error and a library as an abort.
+/// which the JIT and a CPU library report as the run's error.
 void checkAtRunTime(mlir::OpBuilder &b, mlir::Location loc, mlir::Value ok,
                     llvm::StringRef message);
 
@@ -202,6 +202,25 @@ mlir::Value contract(mlir::OpBuilder &b, mlir::Location loc,
 
 /// The wider type that sums and statistics of `elt` use (f32 for f16/bf16).
 mlir::Type accumulatorType(mlir::Type elt);
+
+/// Stops the run with `message` unless every element of the integer tensor
+/// `indices` lies in [-d, d): one and-reduction over the indices and one
+/// check, before the op that reads or writes through them, so that its
+/// loops stay free of checks. `bounds` holds d (`index` values): one for
+/// every element, or one per position along the last dim of `indices`
+/// (the index tuples of GatherND and ScatterND). Emits nothing when the
+/// indices and the bounds are constants in range. Without `allowNegative`
+/// the range is [0, d) (positions, which do not count from the end).
+void checkIndicesInRange(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value indices,
+                         llvm::ArrayRef<mlir::Value> bounds,
+                         llvm::StringRef message, bool allowNegative = true);
+
+/// What a failed checkIndicesInRange says for `op`: "an index is out of
+/// range [-d, d) for axis A of the data, of size d", the sizes spelled out
+/// where static (`sizes` are those of the data's axes `firstAxis`..).
+std::string indexRangeMessage(mlir::Operation *op, int64_t firstAxis,
+                              llvm::ArrayRef<int64_t> sizes);
 
 } // namespace mp::lowering
 

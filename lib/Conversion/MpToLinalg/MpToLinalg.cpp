@@ -24,18 +24,19 @@ namespace mp {
 
 void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
                                 AttentionLowering attention,
-                                GpuAttentionBuilder gpuAttention) {
+                                GpuAttentionBuilder gpuAttention,
+                                bool indexChecks) {
   populateElementwiseToLinalgPatterns(patterns);
   populateContractionToLinalgPatterns(patterns);
   populateReductionToLinalgPatterns(patterns);
-  populateShapeToTensorPatterns(patterns);
+  populateShapeToTensorPatterns(patterns, indexChecks);
   populateAttentionToLinalgPatterns(patterns, attention, gpuAttention);
   populateContribAttentionToLinalgPatterns(patterns, attention, gpuAttention);
   populateGroupQueryAttentionToLinalgPatterns(patterns, attention,
                                               gpuAttention);
-  populateRotaryToLinalgPatterns(patterns);
+  populateRotaryToLinalgPatterns(patterns, indexChecks);
   populateNNToLinalgPatterns(patterns);
-  populateIndexingToLinalgPatterns(patterns);
+  populateIndexingToLinalgPatterns(patterns, indexChecks);
   populateDataDependentToLinalgPatterns(patterns);
   populateRecurrentToLinalgPatterns(patterns);
   populateResizeToLinalgPatterns(patterns);
@@ -63,8 +64,11 @@ struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
              "pipeline, or use attention=materialized";
       return signalPassFailure();
     }
+    // Constant indices out of range are the model's error, found now.
+    if (failed(checkConstantIndices(getOperation())))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    populateMpToLinalgPatterns(patterns, attention, gpuAttention);
+    populateMpToLinalgPatterns(patterns, attention, gpuAttention, indexChecks);
     tensor::populateDecomposeTensorConcatPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       // A pattern that changed the IR and then failed keeps the driver from

@@ -17,7 +17,9 @@ namespace mp {
 void populateElementwiseToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateContractionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
-void populateShapeToTensorPatterns(mlir::RewritePatternSet &patterns);
+/// `indexChecks`: Gather checks its indices at run time.
+void populateShapeToTensorPatterns(mlir::RewritePatternSet &patterns,
+                                   bool indexChecks = true);
 /// The attention lowerings; `gpuAttention` builds the kernels of
 /// AttentionLowering::GpuFlash. ONNX Attention (and mp.attention):
 void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns,
@@ -32,12 +34,21 @@ void populateGroupQueryAttentionToLinalgPatterns(
     mlir::RewritePatternSet &patterns, AttentionLowering attention,
     GpuAttentionBuilder gpuAttention);
 /// ONNX and com.microsoft RotaryEmbedding:
-void populateRotaryToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// `indexChecks`: position ids are checked against the caches at run time.
+void populateRotaryToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                    bool indexChecks = true);
 void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// Ops whose result sizes depend on values (NonZero; TopK and OneHot, whose
 /// k and depth may be known only at run time):
 void populateDataDependentToLinalgPatterns(mlir::RewritePatternSet &patterns);
-void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// `indexChecks`: GatherElements, GatherND and ScatterND check their indices
+/// at run time (ScatterElements always does).
+/// Reports every gather or scatter (Gather, GatherElements, GatherND,
+/// ScatterND, ScatterElements) under `root` whose constant indices lie
+/// outside the data's static sizes, naming the node; fails if any does.
+mlir::LogicalResult checkConstantIndices(mlir::Operation *root);
+void populateIndexingToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                      bool indexChecks = true);
 void populateRecurrentToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateResizeToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateTrainingToLinalgPatterns(mlir::RewritePatternSet &patterns);

@@ -124,10 +124,35 @@ bool rotaryWidthsStatic(Value x, Value cosC) {
 
 namespace {
 
+/// Stops the run unless every position id lies in [0, max_pos), the rows of
+/// the [max_pos, rot/2] caches it indexes (one pass over the ids, before
+/// the rotation reads the caches).
+void checkPositions(OpBuilder &b, Location loc, Operation *op, Value pos,
+                    Value cosC) {
+  int64_t rows = typeOf(cosC).getDimSize(0);
+  bool dynamic = ShapedType::isDynamic(rows);
+  std::string n = dynamic ? std::string("max_pos") : std::to_string(rows);
+  checkIndicesInRange(
+      b, loc, pos, dimValue(b, loc, cosC, 0),
+      runTimeCheckMessage(op, "a position id is out of range [0, " + n +
+                                  "): the cos and sin caches have " + n +
+                                  " rows"),
+      /*allowNegative=*/false);
+}
+
+/// A rotary pattern that checks the position ids when `indexChecks` (off
+/// for the GPU, whose kernels keep them in device memory).
+template <typename OpTy>
+struct CheckedRotaryPattern : public OpRewritePattern<OpTy> {
+  CheckedRotaryPattern(MLIRContext *ctx, bool indexChecks)
+      : OpRewritePattern<OpTy>(ctx), indexChecks(indexChecks) {}
+  bool indexChecks;
+};
+
 /// com.microsoft RotaryEmbedding: position ids index [max_pos, rot/2]
 /// caches.
-struct MsRotaryLowering : public OpRewritePattern<MsRotaryEmbeddingOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct MsRotaryLowering : public CheckedRotaryPattern<MsRotaryEmbeddingOp> {
+  using CheckedRotaryPattern::CheckedRotaryPattern;
   LogicalResult matchAndRewrite(MsRotaryEmbeddingOp op,
                                 PatternRewriter &rewriter) const override {
     if (!rotaryWidthsStatic(op.getInput(), op.getCosCache()))
@@ -157,6 +182,8 @@ struct MsRotaryLowering : public OpRewritePattern<MsRotaryEmbeddingOp> {
           },
           sizes);
     }
+    if (indexChecks)
+      checkPositions(rewriter, loc, op, pos, op.getCosCache());
     rewriter.replaceOp(op,
                        rotary(rewriter, loc, x, pos, op.getCosCache(),
                               op.getSinCache(), op.getInterleaved(),
@@ -167,12 +194,15 @@ struct MsRotaryLowering : public OpRewritePattern<MsRotaryEmbeddingOp> {
 
 /// ONNX RotaryEmbedding-23: caches indexed by position_ids, or [B, S, rot/2]
 /// without them.
-struct RotaryLowering : public OpRewritePattern<RotaryEmbeddingOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct RotaryLowering : public CheckedRotaryPattern<RotaryEmbeddingOp> {
+  using CheckedRotaryPattern::CheckedRotaryPattern;
   LogicalResult matchAndRewrite(RotaryEmbeddingOp op,
                                 PatternRewriter &rewriter) const override {
     if (!rotaryWidthsStatic(op.getInput(), op.getCosCache()))
       return rewriter.notifyMatchFailure(op, "dynamic head width");
+    if (indexChecks && op.getPositionIds())
+      checkPositions(rewriter, op.getLoc(), op, op.getPositionIds(),
+                     op.getCosCache());
     rewriter.replaceOp(
         op, rotary(rewriter, op.getLoc(), op.getInput(), op.getPositionIds(),
                    op.getCosCache(), op.getSinCache(), op.getInterleaved(),
@@ -183,6 +213,8 @@ struct RotaryLowering : public OpRewritePattern<RotaryEmbeddingOp> {
 
 } // namespace
 
-void mp::populateRotaryToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<MsRotaryLowering, RotaryLowering>(patterns.getContext());
+void mp::populateRotaryToLinalgPatterns(RewritePatternSet &patterns,
+                                        bool indexChecks) {
+  patterns.add<MsRotaryLowering, RotaryLowering>(patterns.getContext(),
+                                                 indexChecks);
 }

@@ -688,8 +688,12 @@ struct SplitLowering : public OpRewritePattern<SplitOp> {
 };
 
 /// Gather along `axis`: out[pre.., idx.., post..] = data[pre.., i, post..].
+/// With `indexChecks` the indices are checked to lie in [-d, d) first (one
+/// pass over them; off for the GPU, whose kernels keep them on the device).
 struct GatherLowering : public OpRewritePattern<GatherOp> {
-  using OpRewritePattern::OpRewritePattern;
+  GatherLowering(MLIRContext *ctx, bool indexChecks)
+      : OpRewritePattern(ctx), indexChecks(indexChecks) {}
+  bool indexChecks;
   LogicalResult matchAndRewrite(GatherOp op,
                                 PatternRewriter &rewriter) const override {
     auto data = cast<RankedTensorType>(op.getData().getType());
@@ -707,6 +711,9 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
     Location loc = op.getLoc();
     // Negative indices count from the gathered dim's end.
     Value axisSize = dimValue(rewriter, loc, op.getData(), axis);
+    if (indexChecks)
+      checkIndicesInRange(rewriter, loc, op.getIndices(), axisSize,
+                          indexRangeMessage(op, axis, data.getDimSize(axis)));
     SmallVector<Value> sizes;
     for (int64_t d = 0; d < rank; ++d)
       if (type.isDynamicDim(d))
@@ -926,13 +933,13 @@ struct ConstantOfShapeLowering : public OpRewritePattern<ConstantOfShapeOp> {
 
 } // namespace
 
-void populateShapeToTensorPatterns(RewritePatternSet &patterns) {
+void populateShapeToTensorPatterns(RewritePatternSet &patterns,
+                                   bool indexChecks) {
   patterns.add<ConstantLowering, ReshapeLikeLowering, ShapeLowering,
-               SizeLowering, TransposeLowering,
-               ConcatLowering, ExpandLowering, SliceLowering, SplitLowering,
-               GatherLowering, TileLowering, TriluLowering, RangeLowering,
-               ConstantOfShapeLowering>(
-      patterns.getContext());
+               SizeLowering, TransposeLowering, ConcatLowering, ExpandLowering,
+               SliceLowering, SplitLowering, TileLowering, TriluLowering,
+               RangeLowering, ConstantOfShapeLowering>(patterns.getContext());
+  patterns.add<GatherLowering>(patterns.getContext(), indexChecks);
 }
 
 } // namespace mp

@@ -28,11 +28,16 @@ func.func @two_ops(%a: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> tensor<2x4xf32> 
 
 // -----
 
-// The table a gather reads inside its body is passed too.
+// The table a gather reads inside its body is passed too. The check of the
+// indices (a reduction to one flag) is a kernel of its own, the assert on
+// its flag stays in the caller.
 // CHECK-LABEL: func.func @gather(
 // CHECK-SAME: %[[D:[a-z0-9]+]]: tensor<4x3xf32>, %[[I:[a-z0-9]+]]: tensor<2xi64>
-// CHECK: call @gather_kernel_0(%[[I]], %[[D]])
-// CHECK-LABEL: func.func private @gather_kernel_0(
+// CHECK: %[[ALL:.+]] = call @gather_kernel_0(%[[I]]) : (tensor<2xi64>) -> tensor<i1>
+// CHECK: %[[OK:.+]] = tensor.extract %[[ALL]][]
+// CHECK: cf.assert %[[OK]]
+// CHECK: call @gather_kernel_1(%[[I]], %[[D]])
+// CHECK-LABEL: func.func private @gather_kernel_1(
 // CHECK-SAME: %[[KI:[a-z0-9]+]]: tensor<2xi64>, %[[KD:[a-z0-9]+]]: tensor<4x3xf32>
 // CHECK: tensor.extract %[[KD]]
 func.func @gather(%d: tensor<4x3xf32>, %i: tensor<2xi64>) -> tensor<2x3xf32> {
