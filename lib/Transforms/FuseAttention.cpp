@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CausalMask.h"
+#include "SymbolicDims.h"
 #include "mp/Transforms/Passes.h"
 
 #include "mp/Dialect/Mp/IR/MpOps.h"
@@ -55,6 +56,15 @@ struct AttentionSite {
   /// (h / g) and the output is put back. 1 when not tiled.
   int64_t tiledGroups = 1;
   double scale = 1.0;
+  /// The probabilities reach P.V through Where(IsNaN(P), 0, P) (torch's
+  /// SDPA export: a fully masked row gives 0 instead of NaN); `guardZero`
+  /// is that 0.
+  /// The half type the scores were widened from to f32 (null if not).
+  Type widenedFrom;
+  bool nanGuard = false;
+  Value guardZero;
+  /// What the site was written with, for the report.
+  SmallVector<std::string> pattern;
   /// The ops the site replaces, from Q.K^T to P.V.
   SmallVector<Operation *> ops;
   MatMulOp output;
@@ -95,8 +105,11 @@ int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); 
 /// For a K or V repeated per query head as repeat_kv writes it,
 /// Reshape(Expand(Unsqueeze(x, [2]), [B, Hkv, g, T, D]), [B, Hkv*g, T, D]),
 /// the unrepeated x; else null. (Tile repeats heads in the other order:
-/// see tiledKv.)
-Value repeatedKv(Value v) {
+/// see tiledKv.) The head count, g and the head size must be proven (from
+/// the types or the shape computations); the batch and sequence entries of
+/// the two shapes may come from other values (dynamo's export reads them
+/// off the inputs), and are only checked where they are constants.
+Value repeatedKv(SymbolicDims &dims, Value v) {
   auto reshape = v.getDefiningOp<ReshapeOp>();
   if (!reshape)
     return {};
@@ -108,21 +121,57 @@ Value repeatedKv(Value v) {
       unsqueeze.getAxes()[0] != 2)
     return {};
   Value x = unsqueeze.getInput();
-  auto xt = cast<RankedTensorType>(x.getType());
-  auto et = cast<RankedTensorType>(expand.getType());
-  auto rt = cast<RankedTensorType>(v.getType());
-  if (xt.getRank() != 4 || et.getRank() != 5 || rt.getRank() != 4)
+  if (rankOf(x) != 4 || rankOf(expand) != 5 || rankOf(v) != 4)
     return {};
-  // [B, Hkv, g, T, D] -> [B, Hkv * g, T, D], everything else kept.
-  int64_t hkv = xt.getDimSize(1), g = et.getDimSize(2);
-  if (ShapedType::isDynamic(hkv) || ShapedType::isDynamic(g) ||
-      et.getDimSize(1) != hkv || rt.getDimSize(1) != hkv * g ||
-      xt.getDimSize(2) != rt.getDimSize(2) ||
-      xt.getDimSize(3) != rt.getDimSize(3) ||
-      et.getDimSize(3) != xt.getDimSize(2) ||
-      et.getDimSize(4) != xt.getDimSize(3))
+  SymDim hkv = dims.dimOf(x, 1), g = dims.dimOf(expand, 2),
+         d = dims.dimOf(x, 3);
+  if (!hkv.value || !g.value || *g.value < 1 ||
+      !dims.dimOf(expand, 1).sameAs(hkv) || !dims.dimOf(expand, 4).sameAs(d))
     return {};
+  // [B, Hkv, g, T, D] -> [B, Hkv * g, T, D].
+  if (!dims.dimOf(v, 1).sameAs(SymDim::constant(*hkv.value * *g.value)) ||
+      !dims.dimOf(v, 3).sameAs(d))
+    return {};
+  auto differ = [](SymDim a, SymDim b) {
+    return a.value && b.value && *a.value != *b.value;
+  };
+  for (int64_t i : {0, 2}) {
+    int64_t j = i == 0 ? 0 : 3;
+    if (differ(dims.dimOf(x, i), dims.dimOf(expand, j)) ||
+        differ(dims.dimOf(x, i), dims.dimOf(v, i)))
+      return {};
+  }
   return x;
+}
+
+/// K^T as dynamo decomposes the transpose of a 4-D K:
+/// Reshape(Transpose(Reshape(K, [-1, T, D]), [0, 2, 1]), [B, H, D, T]);
+/// K, else null.
+Value transposedByReshapes(SymbolicDims &dims, Value kt) {
+  auto outer = kt.getDefiningOp<ReshapeOp>();
+  if (!outer || rankOf(kt) != 4)
+    return {};
+  auto t = outer.getInput().getDefiningOp<TransposeOp>();
+  if (!t || rankOf(t) != 3 || t.getPerm() != ArrayRef<int64_t>{0, 2, 1})
+    return {};
+  auto inner = t.getInput().getDefiningOp<ReshapeOp>();
+  if (!inner)
+    return {};
+  Value k = inner.getInput();
+  if (rankOf(k) != 4)
+    return {};
+  // The inner reshape keeps [T, D] as its last dims (so its first is B*H),
+  // and the outer one splits B*H back.
+  if (!dims.dimOf(inner, 1).sameAs(dims.dimOf(k, 2)) ||
+      !dims.dimOf(inner, 2).sameAs(dims.dimOf(k, 3)))
+    return {};
+  const int64_t from[] = {0, 1, 3, 2};
+  for (int64_t i = 0; i < 4; ++i) {
+    SymDim want = dims.dimOf(k, from[i]);
+    if (!want.isKnown() || !dims.dimOf(kt, i).sameAs(want))
+      return {};
+  }
+  return k;
 }
 
 /// For K or V repeated per query head by Tile(x, [1, g, 1, 1]) (query head
@@ -146,9 +195,35 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
     return failure();
   };
   AttentionSite site;
+  SymbolicDims dims;
   Value probs = softmax.getOutput();
-  if (!probs.hasOneUse())
-    return fail("the softmax result has another consumer");
+  SmallVector<Operation *> guard;
+  if (!probs.hasOneUse()) {
+    // Where(IsNaN(P), 0, P): the only other consumer may be the IsNaN.
+    WhereOp where;
+    IsNaNOp isNan;
+    for (Operation *user : probs.getUsers()) {
+      if (auto n = dyn_cast<IsNaNOp>(user); n && !isNan)
+        isNan = n;
+      else if (auto w = dyn_cast<WhereOp>(user); w && !where)
+        where = w;
+      else
+        return fail("the softmax result has another consumer");
+    }
+    if (!isNan || !where || where.getCondition() != isNan.getOutput() ||
+        where.getY() != probs || !isNan.getOutput().hasOneUse())
+      return fail("the softmax result has another consumer");
+    std::optional<double> zero = scalarConstant(where.getX());
+    if (!zero || *zero != 0)
+      return fail("the softmax's NaN guard fills with a value other than 0");
+    if (!where.getOutput().hasOneUse())
+      return fail("the NaN-guarded softmax result has another consumer");
+    site.nanGuard = true;
+    site.guardZero = where.getX();
+    site.pattern.push_back("nan-guard");
+    guard = {isNan, where};
+    probs = where.getOutput();
+  }
   auto pv = dyn_cast<MatMulOp>(*probs.getUsers().begin());
   if (!pv || pv.getLhs() != probs)
     return fail("the softmax result does not feed a MatMul with V");
@@ -169,7 +244,7 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
     // soft-capped: Mul, Div and Tanh on the way).
     auto fromScores = [](Value s) {
       Operation *d = s.getDefiningOp();
-      for (int step = 0; step < 5 && d && isa<MulOp, DivOp, TanhOp>(d);
+      for (int step = 0; step < 5 && d && isa<MulOp, DivOp, TanhOp, CastOp>(d);
            ++step) {
         Value next = d->getOperand(0);
         if (isa<MulOp>(d) && scalarConstant(next))
@@ -251,6 +326,25 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
   } else if (def && isa<AddOp, WhereOp>(def)) {
     return fail("more than one mask");
   }
+  // Half-precision scores widened to f32 before the mask and softmax, with
+  // V widened too (TorchScript's fp16 SDPA): the fused op reads the half
+  // Q, K and V (its scores and softmax are f32) and its output is widened.
+  // (Its scores are not rounded to half first: closer to exact.)
+  if (auto cast = x.getDefiningOp<CastOp>()) {
+    Type from = getElementTypeOrSelf(cast.getInput().getType());
+    if (!getElementTypeOrSelf(x.getType()).isF32() ||
+        !(from.isF16() || from.isBF16()))
+      return fail("the scores are cast to another type than f32");
+    if (!x.hasOneUse())
+      return fail("the widened scores have another consumer");
+    auto vCast = pv.getRhs().getDefiningOp<CastOp>();
+    if (!vCast || getElementTypeOrSelf(vCast.getInput().getType()) != from)
+      return fail("the scores are widened to f32 but V is not");
+    site.widenedFrom = from;
+    site.pattern.push_back("widened-scores");
+    chain.push_back(cast);
+    x = cast.getInput();
+  }
   auto qk = dyn_cast_or_null<MatMulOp>(x.getDefiningOp());
   if (!qk)
     return fail("the scores do not come from a MatMul");
@@ -267,6 +361,8 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
       if (std::optional<double> c = scalarConstant(mul->getOperand(i))) {
         site.scale *= *c;
         chain.push_back(mul);
+        if (!llvm::is_contained(site.pattern, "scale-on-q-and-k"))
+          site.pattern.push_back("scale-on-q-and-k");
         return mul->getOperand(1 - i);
       }
     return v;
@@ -276,17 +372,23 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
   if (auto t = kt.getDefiningOp<TransposeOp>();
       t && swapsLastTwo(t.getPerm())) {
     site.k = stripScale(t.getInput());
+  } else if (Value k = transposedByReshapes(dims, kt)) {
+    site.k = stripScale(k);
+    site.pattern.push_back("k-transposed-by-reshapes");
   } else {
     site.k = kt;
     site.kTransposed = true;
   }
   site.v = pv.getRhs();
+  if (site.widenedFrom)
+    site.v = site.v.getDefiningOp<CastOp>().getInput();
   // K/V repeated for grouped-query heads (Unsqueeze, Expand, Reshape: head
   // h reads KV head h / g) are read unrepeated.
-  Value k = repeatedKv(site.k), v = repeatedKv(site.v);
+  Value k = repeatedKv(dims, site.k), v = repeatedKv(dims, site.v);
   if (k && v && !site.kTransposed) {
     site.k = k;
     site.v = v;
+    site.pattern.push_back("repeat-kv");
   }
   // Repeated by Tile instead: the heads interleave the other way round.
   auto [kBase, kGroups] = tiledKv(site.k);
@@ -298,15 +400,24 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
   }
   if (rankOf(site.q) != 4 || rankOf(site.k) != 4 || rankOf(site.v) != 4)
     return fail("Q, K and V are not all 4-D");
-  auto dim = [](Value v, int64_t i) {
-    return cast<RankedTensorType>(v.getType()).getDimSize(i);
+  auto dim = [&](Value v, int64_t i) {
+    return dims.dimOf(v, i).value.value_or(ShapedType::kDynamic);
   };
   int64_t hq = dim(site.q, 1), hk = dim(site.k, 1), hv = dim(site.v, 1);
   if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hk) || hk != hv ||
       hk <= 0 || hq % hk != 0)
-    return fail("the head counts of Q, K and V are unknown or do not "
-                "divide (grouped-query attention needs Hq a multiple of Hkv)");
-  if (dim(site.q, 0) != dim(site.k, 0) || dim(site.k, 0) != dim(site.v, 0))
+    return fail(llvm::formatv(
+        "the head counts of Q, K and V ({0}, {1}, {2}) are unknown or do not "
+        "divide (grouped-query attention needs Hq a multiple of Hkv)",
+        ShapedType::isDynamic(hq) ? std::string("?") : std::to_string(hq),
+        ShapedType::isDynamic(hk) ? std::string("?") : std::to_string(hk),
+        ShapedType::isDynamic(hv) ? std::string("?") : std::to_string(hv)));
+  auto batchDiffers = [](Value a, Value b) {
+    int64_t x = cast<RankedTensorType>(a.getType()).getDimSize(0),
+            y = cast<RankedTensorType>(b.getType()).getDimSize(0);
+    return !ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y;
+  };
+  if (batchDiffers(site.q, site.k) || batchDiffers(site.k, site.v))
     return fail("Q, K and V do not share the batch dim");
   Type elt = getElementTypeOrSelf(site.q.getType());
   if (getElementTypeOrSelf(site.k.getType()) != elt ||
@@ -328,8 +439,30 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
       site.causal = true;
     }
   }
+  // An additive mask in f32 over half Q/K/V (widened scores) must be the
+  // 0/-inf one: it is read as the boolean it was selected by.
+  if (site.mask && !getElementTypeOrSelf(site.mask.getType()).isInteger(1) &&
+      getElementTypeOrSelf(site.mask.getType()) != elt) {
+    auto select = site.mask.getDefiningOp<WhereOp>();
+    std::optional<double> keep =
+        select ? scalarConstant(select.getX()) : std::nullopt;
+    std::optional<double> drop =
+        select ? scalarConstant(select.getY()) : std::nullopt;
+    if (!keep || !drop || *keep != 0 || !std::isinf(*drop) || *drop > 0)
+      return fail("the f32 additive mask over half Q, K and V is not "
+                  "Where(keep, 0, -inf)");
+    site.mask = select.getCondition();
+  }
+  if (site.causal)
+    site.pattern.push_back("causal");
+  else if (site.mask)
+    site.pattern.push_back(
+        getElementTypeOrSelf(site.mask.getType()).isInteger(1)
+            ? "bool-mask"
+            : "additive-mask");
   site.ops.assign(chain.rbegin(), chain.rend());
   site.ops.push_back(softmax);
+  site.ops.append(guard);
   site.ops.push_back(pv);
   site.output = pv;
   return site;
@@ -383,7 +516,12 @@ struct FuseAttentionPass
             llvm::json::Object{{"softmax", where}, {"reason", reason}});
         continue;
       }
-      fused.push_back(llvm::json::Object{{"nodes", std::move(nodes)},
+      llvm::json::Array pattern;
+      for (const std::string &p : site->pattern)
+        pattern.push_back(p);
+      fused.push_back(llvm::json::Object{{"softmax", where},
+                                         {"nodes", std::move(nodes)},
+                                         {"pattern", std::move(pattern)},
                                          {"causal", site->causal}});
     }
     // The replaced chains (and repeats or transposes only they read) are
@@ -415,7 +553,7 @@ struct FuseAttentionPass
 
   /// Replaces the site with mp.attention; false (with `reason`) when the
   /// fused op would not have the site's result type.
-  bool rewrite(RewriterBase &rewriter, const AttentionSite &site,
+  bool rewrite(RewriterBase &rewriter, AttentionSite &site,
                std::string &reason) {
     MatMulOp pv = site.output;
     rewriter.setInsertionPoint(pv);
@@ -467,10 +605,42 @@ struct FuseAttentionPass
     ConcatOp joinK = !site.kTransposed && !site.causal ? pastJoin(k) : nullptr,
              joinV = joinK ? pastJoin(v) : nullptr;
     if (joinV) {
+      site.pattern.push_back("past-concat");
       pastK = joinK.getInputs()[0];
       k = joinK.getInputs()[1];
       pastV = joinV.getInputs()[0];
       v = joinV.getInputs()[1];
+    }
+    // Dims the graph fixes through its shape computations but the types
+    // lost (heads, head size) are made static by an Expand of Q, K and V
+    // to those dims (1 keeps a dim as it is), so that the fused op's types
+    // know its head counts. (An Expand lowers for inputs with dynamic dims;
+    // a Reshape to a more static type does not.)
+    {
+      SymbolicDims dims;
+      auto refine = [&](Value x) -> Value {
+        if (!x)
+          return x;
+        auto t = cast<RankedTensorType>(x.getType());
+        SmallVector<int64_t> entries(t.getRank(), 1);
+        bool refined = false;
+        for (int64_t i = 0; i < t.getRank(); ++i) {
+          std::optional<int64_t> d = dims.dimOf(x, i).value;
+          if (t.isDynamicDim(i) && d && *d > 1)
+            entries[i] = *d, refined = true;
+        }
+        if (!refined)
+          return x;
+        auto shape = ConstantOp::create(
+            rewriter, loc,
+            DenseIntElementsAttr::get(
+                RankedTensorType::get({t.getRank()}, rewriter.getI64Type()),
+                entries));
+        return ExpandOp::create(rewriter, loc, x, shape);
+      };
+      q = refine(q);
+      k = refine(k);
+      v = refine(v);
     }
     auto attention = AttentionOp::create(
         rewriter, loc, q, k, v, mask, pastK, pastV, Value(), Value(),
@@ -478,8 +648,22 @@ struct FuseAttentionPass
         rewriter.getI64IntegerAttr(0), rewriter.getI64IntegerAttr(0),
         rewriter.getF32FloatAttr(site.scale),
         rewriter.getF32FloatAttr(site.softcap),
-        TypeAttr());
-    if (attention.getOutput().getType() != pv.getType()) {
+        site.widenedFrom ? TypeAttr::get(rewriter.getF32Type()) : TypeAttr());
+    // The inferred types may be more or less refined than the graph's
+    // (dynamic shapes computed at run time): the op keeps the graph's.
+    auto adopt = [](Value result, Type want) {
+      if (result.getType() == want)
+        return true;
+      if (!isCompatibleReturnTypes(TypeRange{result.getType()},
+                                   TypeRange{want}))
+        return false;
+      result.setType(want);
+      return true;
+    };
+    Type outType = pv.getType();
+    if (site.widenedFrom)
+      outType = cast<RankedTensorType>(outType).clone(site.widenedFrom);
+    if (!adopt(attention.getOutput(), outType)) {
       reason = "the fused result type differs from the MatMul's";
       rewriter.eraseOp(attention);
       if (site.kTransposed)
@@ -489,15 +673,32 @@ struct FuseAttentionPass
       return false;
     }
     Value out = attention.getOutput();
+    if (site.widenedFrom)
+      out = CastOp::create(rewriter, loc, out,
+                           TypeAttr::get(rewriter.getF32Type()));
     if (g > 1)
       out = regroup(out, hkv, g);
+    // The NaN guard moves to the output: for finite Q, K and V the fused
+    // op's output is NaN exactly on the rows whose keys are all masked, and
+    // those rows were 0 (a guard is not needed when no row can be fully
+    // masked: no mask, or the causal one).
+    if (site.nanGuard && site.mask) {
+      Value isNan = IsNaNOp::create(rewriter, loc, out);
+      out = WhereOp::create(rewriter, loc, isNan, site.guardZero, out);
+    }
     rewriter.replaceOp(pv, out);
     // The joined caches' other readers (the present outputs) take the op's.
     if (joinV) {
-      if (attention.getPresentKey().getType() == joinK.getType())
-        rewriter.replaceAllUsesWith(joinK, attention.getPresentKey());
-      if (attention.getPresentValue().getType() == joinV.getType())
-        rewriter.replaceAllUsesWith(joinV, attention.getPresentValue());
+      // (Readers before the op, such as the Shape of repeat_kv's sizes,
+      // keep the Concat.)
+      auto after = [&](OpOperand &use) {
+        return attention->getBlock() == use.getOwner()->getBlock() &&
+               attention->isBeforeInBlock(use.getOwner());
+      };
+      if (adopt(attention.getPresentKey(), joinK.getType()))
+        rewriter.replaceUsesWithIf(joinK, attention.getPresentKey(), after);
+      if (adopt(attention.getPresentValue(), joinV.getType()))
+        rewriter.replaceUsesWithIf(joinV, attention.getPresentValue(), after);
     }
     return true;
   }
