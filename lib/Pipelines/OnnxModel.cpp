@@ -129,9 +129,9 @@ std::unique_ptr<OnnxModel> OnnxModel::load(MLIRContext *ctx, StringRef path,
 /// do not, and neither does anything through Shape or Size, whose results
 /// do not depend on values. With `runtimeShapes` (dynamic-shape variants)
 /// only the operands the lowering needs as constants count: Reshape,
-/// Expand, ConstantOfShape, Range, Tile, Trilu, TopK's k, OneHot's depth
-/// and GroupQueryAttention's total_sequence_length take run-time values
-/// there.
+/// Expand, ConstantOfShape, Range, Tile, Trilu, TopK's k, OneHot's depth,
+/// Pad's pads and GroupQueryAttention's total_sequence_length take
+/// run-time values there.
 static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen,
                          bool runtimeShapes) {
   for (OpOperand &use : v.getUses()) {
@@ -146,13 +146,13 @@ static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen,
         (isa<TriluOp>(user) && is(cast<TriluOp>(user).getK())) ||
         (isa<TopKOp>(user) && is(cast<TopKOp>(user).getK())) ||
         (isa<OneHotOp>(user) && is(cast<OneHotOp>(user).getDepth())) ||
+        (isa<PadOp>(user) && is(cast<PadOp>(user).getPads())) ||
         (isa<GroupQueryAttentionOp>(user) &&
          is(cast<GroupQueryAttentionOp>(user).getTotalSequenceLength()));
     bool direct =
         (!runtimeShapes && sizesRunTime) ||
         (isa<SliceOp, ResizeOp>(user) && i != 0) ||
-        (isa<PadOp>(user) && (is(cast<PadOp>(user).getPads()) ||
-                              is(cast<PadOp>(user).getAxes()))) ||
+        (isa<PadOp>(user) && is(cast<PadOp>(user).getAxes())) ||
         // An If's condition: compiled in, the branch is chosen at compile
         // time and no device value is read on the host (CUDA target).
         (isa<IfOp>(user) && is(cast<IfOp>(user).getCondition()));

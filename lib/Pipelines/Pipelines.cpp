@@ -112,6 +112,9 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
   // The checks of indices read from data read them on the host, which the
   // GPU's kernels keep in device memory.
   toLinalg.indexChecks = outlineAndVectorize;
+  // Tap by tap for the CPU's register tiling; one kernel per Conv on GPUs.
+  toLinalg.convolution = outlineAndVectorize ? mp::ConvolutionLowering::Taps
+                                             : mp::ConvolutionLowering::Direct;
   pm.addPass(mp::createMpToLinalg(toLinalg, mp::buildFlashAttentionGpu));
   pm.addPass(createCanonicalizerPass());
   if (outlineAndVectorize) {

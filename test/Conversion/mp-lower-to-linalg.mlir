@@ -1,5 +1,6 @@
 // RUN: mp-opt %s -split-input-file --mp-lower-to-linalg | FileCheck %s
 // RUN: mp-opt %s -split-input-file --mp-lower-to-linalg="attention=materialized" | FileCheck %s --check-prefix=NOSTREAM
+// RUN: mp-opt %s -split-input-file --mp-lower-to-linalg="convolution=direct" | FileCheck %s --check-prefix=DIRECT
 
 // Broadcasting is in the indexing maps: size-1 dims read index 0.
 // CHECK-DAG: #[[BCAST:.+]] = affine_map<(d0, d1) -> (0, d1)>
@@ -208,4 +209,31 @@ func.func @ms_rotary_start(%x: tensor<2x4x32xf32>, %pos: tensor<1xi64>, %c: tens
 func.func @ms_attention_key_ranges(%x: tensor<2x3x16xf32>, %w: tensor<16x48xf32>, %m: tensor<4xi32>) -> tensor<2x3x16xf32> {
   %0:2 = mp.ms.attention %x, %w mask_index %m {num_heads = 2 : i64} : (tensor<2x3x16xf32>, tensor<16x48xf32>, tensor<4xi32>) -> (tensor<2x3x16xf32>, tensor<2x2x2x3x8xf32>)
   return %0#0 : tensor<2x3x16xf32>
+}
+
+// -----
+
+// A static stride-1 convolution as one channel contraction per kernel tap,
+// in a loop over the taps: each tap reads a slice of the padded input at
+// tap * dilation and one weight column, and accumulates into the output
+// (the batched-MatMul form that mp-tile-and-vectorize register-tiles).
+// With convolution=direct (the GPU's) one generic contracts channels and
+// taps together.
+// CHECK-LABEL: func.func @conv_taps(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<1x4x10xf32>, %[[W:[a-z0-9]+]]: tensor<8x4x3xf32>
+// CHECK: %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1] high[0, 0, 1]
+// CHECK: %[[INIT:.+]] = linalg.fill {{.+}} -> tensor<1x8x8xf32>
+// CHECK: %[[R:.+]] = scf.for %[[T:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]])
+// CHECK:   %[[K:.+]] = arith.remui %[[T]]
+// CHECK:   %[[OFF:.+]] = arith.muli %[[K]]
+// CHECK:   %[[XT:.+]] = tensor.extract_slice %[[P]][0, 0, %[[OFF]]] [1, 4, 8] [1, 1, 1] : tensor<1x4x12xf32> to tensor<1x4x8xf32>
+// CHECK:   %[[WT:.+]] = tensor.extract_slice %{{.+}}[0, 0, %[[K]]] [8, 4, 1] [1, 1, 1] : tensor<8x4x3xf32> to tensor<8x4xf32>
+// CHECK:   linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[WT]], %[[XT]] : tensor<8x4xf32>, tensor<1x4x8xf32>) outs(%[[ACC]] : tensor<1x8x8xf32>)
+// CHECK:   scf.yield
+// DIRECT-LABEL: func.func @conv_taps(
+// DIRECT-NOT: scf.for
+// DIRECT: linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]
+func.func @conv_taps(%x: tensor<1x4x10xf32>, %w: tensor<8x4x3xf32>) -> tensor<1x8x8xf32> {
+  %0 = mp.conv %x, %w {dilations = array<i64: 2>, group = 1 : i64, kernel_shape = array<i64: 3>, pads = array<i64: 1, 1>, strides = array<i64: 1>} : (tensor<1x4x10xf32>, tensor<8x4x3xf32>) -> tensor<1x8x8xf32>
+  return %0 : tensor<1x8x8xf32>
 }

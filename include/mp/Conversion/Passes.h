@@ -11,6 +11,12 @@
 
 namespace mp {
 
+/// How ungrouped stride-1 convolutions with static shapes lower: one
+/// contraction per kernel tap in a loop (the form the CPU's register tiling
+/// takes), or one contraction over channels and taps together (one GPU
+/// kernel).
+enum class ConvolutionLowering { Taps, Direct };
+
 #define GEN_PASS_DECL
 #include "mp/Conversion/Passes.h.inc"
 
@@ -24,7 +30,8 @@ namespace mp {
 void populateMpToLinalgPatterns(
     mlir::RewritePatternSet &patterns,
     AttentionLowering attention = AttentionLowering::Streaming,
-    GpuAttentionBuilder gpuAttention = nullptr, bool indexChecks = true);
+    GpuAttentionBuilder gpuAttention = nullptr, bool indexChecks = true,
+    ConvolutionLowering convolution = ConvolutionLowering::Taps);
 
 /// mp-lower-to-linalg whose `attention=gpu-flash` mode builds kernels with
 /// `gpuAttention` (the textual pass has none and refuses that mode).

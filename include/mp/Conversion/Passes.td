@@ -37,6 +37,15 @@ def MpToLinalg : Pass<"mp-lower-to-linalg", "mlir::ModuleOp"> {
                         "materialized", "materialize the scores"),
              clEnumValN(::mp::AttentionLowering::GpuFlash, "gpu-flash",
                         "the target's flash attention kernels"))}]>,
+    Option<"convolution", "convolution", "::mp::ConvolutionLowering",
+           /*default=*/"::mp::ConvolutionLowering::Taps",
+           "How ungrouped stride-1 convolutions with static shapes lower",
+           [{::llvm::cl::values(
+             clEnumValN(::mp::ConvolutionLowering::Taps, "taps",
+                        "one channel contraction per kernel tap, in a loop "
+                        "(register-tiled on the CPU)"),
+             clEnumValN(::mp::ConvolutionLowering::Direct, "direct",
+                        "one contraction over channels and taps (the GPU's)"))}]>,
     Option<"indexChecks", "index-checks", "bool", /*default=*/"true",
            "Check indices read from data (Gather, GatherElements, GatherND, "
            "ScatterND, RotaryEmbedding's position ids) at run time: one out "

@@ -25,7 +25,8 @@ namespace mp {
 void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
                                 AttentionLowering attention,
                                 GpuAttentionBuilder gpuAttention,
-                                bool indexChecks) {
+                                bool indexChecks,
+                                ConvolutionLowering convolution) {
   populateElementwiseToLinalgPatterns(patterns);
   populateContractionToLinalgPatterns(patterns);
   populateReductionToLinalgPatterns(patterns);
@@ -35,7 +36,7 @@ void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
   populateGroupQueryAttentionToLinalgPatterns(patterns, attention,
                                               gpuAttention);
   populateRotaryToLinalgPatterns(patterns, indexChecks);
-  populateNNToLinalgPatterns(patterns);
+  populateNNToLinalgPatterns(patterns, convolution);
   populateIndexingToLinalgPatterns(patterns, indexChecks);
   populateDataDependentToLinalgPatterns(patterns);
   populateRecurrentToLinalgPatterns(patterns);
@@ -68,7 +69,8 @@ struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
     if (failed(checkConstantIndices(getOperation())))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    populateMpToLinalgPatterns(patterns, attention, gpuAttention, indexChecks);
+    populateMpToLinalgPatterns(patterns, attention, gpuAttention, indexChecks,
+                               convolution);
     tensor::populateDecomposeTensorConcatPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       // A pattern that changed the IR and then failed keeps the driver from

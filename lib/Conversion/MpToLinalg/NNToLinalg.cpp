@@ -82,13 +82,125 @@ Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
                                         mixedStrides);
 }
 
+/// The static, ungrouped convolution as one contraction per kernel tap:
+/// out[n, m, o..] += sum_c W[m, c, k..] * x[n, c, o*s + k*d] for each k..,
+/// over a slice of x per tap, so each has the one reduction loop (c) and
+/// the projected-permutation maps of a batched MatMul, which
+/// mp-tile-and-vectorize register-tiles. `weightExprs` reads the weight in
+/// the (n, m, o.., c, k..) space of `convolve`; `domain` is (C, k..).
+static Value convolveByTaps(OpBuilder &b, Location loc,
+                            RankedTensorType accType, Value x, Value w,
+                            ArrayRef<int64_t> strides,
+                            ArrayRef<int64_t> dilations,
+                            ArrayRef<int64_t> domain,
+                            ArrayRef<AffineExpr> weightExprs, Value init) {
+  MLIRContext *ctx = b.getContext();
+  Type acc = accType.getElementType();
+  int64_t spatial = accType.getRank() - 2;
+  int64_t convRank = 2 + spatial + 1 + spatial;
+  int64_t numM = accType.getDimSize(1), numC = domain[0];
+  // 1. The weight as W[m, c, k..] in the accumulator type, once.
+  SmallVector<AffineExpr> toWeightSpace(convRank,
+                                        getAffineConstantExpr(0, ctx));
+  toWeightSpace[1] = getAffineDimExpr(0, ctx);
+  toWeightSpace[2 + spatial] = getAffineDimExpr(1, ctx);
+  for (int64_t i = 0; i < spatial; ++i)
+    toWeightSpace[3 + spatial + i] = getAffineDimExpr(2 + i, ctx);
+  AffineMap readW =
+      AffineMap::get(convRank, 0, weightExprs, ctx)
+          .replaceDimsAndSymbols(toWeightSpace, {}, 2 + spatial, 0);
+  SmallVector<int64_t> wShape = {numM};
+  llvm::append_range(wShape, domain);
+  Value weight =
+      parallelGeneric(b, loc, RankedTensorType::get(wShape, acc), ValueRange{w},
+                      {readW}, [&](OpBuilder &nb, Location l, ValueRange a) {
+                        return castScalar(nb, l, a[0], acc);
+                      });
+  // 2. One contraction per tap, accumulating into `init`.
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  int64_t rank = 2 + spatial + 1, c = 2 + spatial;
+  SmallVector<AffineExpr> xExprs = {d(0), d(c)}, wExprs = {d(1), d(c)},
+                          outExprs;
+  for (int64_t i = 0; i < spatial; ++i)
+    xExprs.push_back(d(2 + i));
+  for (int64_t i = 0; i < 2 + spatial; ++i)
+    outExprs.push_back(d(i));
+  SmallVector<utils::IteratorType> it(2 + spatial,
+                                      utils::IteratorType::parallel);
+  it.push_back(utils::IteratorType::reduction);
+  auto xt = typeOf(x);
+  SmallVector<int64_t> taps(domain.drop_front());
+  int64_t numTaps = 1;
+  for (int64_t k : taps)
+    numTaps *= k;
+  // The taps as a run-time loop: one contraction in the IR per convolution
+  // (unrolled, every tap would be register-tiled and vectorized anew).
+  auto loop = scf::ForOp::create(
+      b, loc, indexConst(b, loc, 0), indexConst(b, loc, numTaps),
+      indexConst(b, loc, 1), ValueRange{init},
+      [&](OpBuilder &lb, Location l, Value t, ValueRange iter) {
+        // Tap coordinates, row-major over the kernel dims.
+        SmallVector<Value> tap(spatial);
+        Value rest = t;
+        for (int64_t i = spatial - 1; i >= 0; --i) {
+          Value size = indexConst(lb, l, taps[i]);
+          tap[i] = arith::RemUIOp::create(lb, l, rest, size);
+          rest = arith::DivUIOp::create(lb, l, rest, size);
+        }
+        SmallVector<OpFoldResult> xOffsets(2, lb.getIndexAttr(0)),
+            xSizes = {lb.getIndexAttr(xt.getDimSize(0)), lb.getIndexAttr(numC)},
+            xSteps(2, lb.getIndexAttr(1));
+        SmallVector<int64_t> xSliceShape = {xt.getDimSize(0), numC};
+        for (int64_t i = 0; i < spatial; ++i) {
+          xOffsets.push_back(arith::MulIOp::create(
+                                 lb, l, tap[i], indexConst(lb, l, dilations[i]))
+                                 .getResult());
+          xSizes.push_back(lb.getIndexAttr(accType.getDimSize(2 + i)));
+          xSteps.push_back(lb.getIndexAttr(strides[i]));
+          xSliceShape.push_back(accType.getDimSize(2 + i));
+        }
+        Value xTap = tensor::ExtractSliceOp::create(
+            lb, l, RankedTensorType::get(xSliceShape, xt.getElementType()), x,
+            xOffsets, xSizes, xSteps);
+        SmallVector<OpFoldResult> wOffsets(2, lb.getIndexAttr(0)),
+            wSizes = {lb.getIndexAttr(numM), lb.getIndexAttr(numC)},
+            wSteps(2 + spatial, lb.getIndexAttr(1));
+        for (int64_t i = 0; i < spatial; ++i) {
+          wOffsets.push_back(tap[i]);
+          wSizes.push_back(lb.getIndexAttr(1));
+        }
+        Value wTap = tensor::ExtractSliceOp::create(
+            lb, l, RankedTensorType::get({numM, numC}, acc), weight, wOffsets,
+            wSizes, wSteps);
+        Value next =
+            linalg::GenericOp::create(
+                lb, l, accType, ValueRange{wTap, xTap}, iter[0],
+                ArrayRef<AffineMap>{AffineMap::get(rank, 0, wExprs, ctx),
+                                    AffineMap::get(rank, 0, xExprs, ctx),
+                                    AffineMap::get(rank, 0, outExprs, ctx)},
+                it,
+                [&](OpBuilder &nb, Location nl, ValueRange a) {
+                  Value p = arith::MulFOp::create(
+                      nb, nl, a[0], castScalar(nb, nl, a[1], acc));
+                  linalg::YieldOp::create(
+                      nb, nl,
+                      arith::AddFOp::create(nb, nl, p, a[2]).getResult());
+                })
+                .getResult(0);
+        scf::YieldOp::create(lb, l, next);
+      });
+  Value out = loop.getResult(0);
+  return out;
+}
+
 /// out[n, m, o..] = sum_{c, k..} x[n, inCh(m, c), o*s + k*d] * w(m, c, k..)
 /// over the padded input `x`; `weightExprs` maps (m, c, k..) dims of the
 /// iteration space to the weight's indices.
 Value convolve(OpBuilder &b, Location loc, RankedTensorType outType, Value x,
                Value w, int64_t group, ArrayRef<int64_t> strides,
                ArrayRef<int64_t> dilations, int64_t channelsPerGroup,
-               SmallVector<AffineExpr> weightExprs, Type acc) {
+               SmallVector<AffineExpr> weightExprs, Type acc,
+               ConvolutionLowering lowering) {
   MLIRContext *ctx = b.getContext();
   int64_t spatial = outType.getRank() - 2;
   int64_t rank = 2 + spatial + 1 + spatial; // n, m, o.., c, k..
@@ -140,6 +252,16 @@ Value convolve(OpBuilder &b, Location loc, RankedTensorType outType, Value x,
     domain.push_back(typeOf(w).getDimSize(2 + i));
     domainExprs.push_back(d(k0 + i));
   }
+  // Taps read contiguous rows of x only with stride 1; other strides, and
+  // single-channel or single-tap convolutions, keep the one generic.
+  auto taps = ArrayRef<int64_t>(domain).drop_front();
+  if (lowering == ConvolutionLowering::Taps && group == 1 &&
+      outType.hasStaticShape() && typeOf(x).hasStaticShape() &&
+      llvm::all_of(strides, [](int64_t s) { return s == 1; }) &&
+      outType.getDimSize(1) > 1 && channelsPerGroup > 1 &&
+      llvm::any_of(taps, [](int64_t k) { return k > 1; }))
+    return convolveByTaps(b, loc, accType, x, w, strides, dilations, domain,
+                          weightExprs, init);
   Value window = tensor::EmptyOp::create(b, loc, domain, acc);
   return linalg::GenericOp::create(
              b, loc, accType, ValueRange{x, w, window}, init,
@@ -181,7 +303,9 @@ Value finish(OpBuilder &b, Location loc, RankedTensorType outType, Value acc,
 }
 
 struct ConvLowering : public OpRewritePattern<ConvOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ConvLowering(MLIRContext *ctx, ConvolutionLowering lowering)
+      : OpRewritePattern(ctx), lowering(lowering) {}
+  ConvolutionLowering lowering;
   LogicalResult matchAndRewrite(ConvOp op,
                                 PatternRewriter &rewriter) const override {
     // Batch and spatial dims may be dynamic; channels and kernel may not.
@@ -205,9 +329,9 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
       wExprs.push_back(d(3 + spatial + i));
     Type acc = accumulatorType(outType.getElementType());
     int64_t cPerGroup = typeOf(op.getWeight()).getDimSize(1);
-    Value r = convolve(rewriter, loc, outType, x, op.getWeight(),
-                       op.getGroup(), op.getStrides(), op.getDilations(),
-                       cPerGroup, wExprs, acc);
+    Value r = convolve(rewriter, loc, outType, x, op.getWeight(), op.getGroup(),
+                       op.getStrides(), op.getDilations(), cPerGroup, wExprs,
+                       acc, lowering);
     rewriter.replaceOp(op, finish(rewriter, loc, outType, r, op.getBias()));
     return success();
   }
@@ -217,7 +341,9 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
 /// between), pad by dilation*(k-1) minus the ONNX pads, and convolve with
 /// the kernel flipped and its channel dims swapped.
 struct ConvTransposeLowering : public OpRewritePattern<ConvTransposeOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ConvTransposeLowering(MLIRContext *ctx, ConvolutionLowering lowering)
+      : OpRewritePattern(ctx), lowering(lowering) {}
+  ConvolutionLowering lowering;
   LogicalResult matchAndRewrite(ConvTransposeOp op,
                                 PatternRewriter &rewriter) const override {
     // Batch and spatial dims may be dynamic; channels and kernel may not.
@@ -302,7 +428,7 @@ struct ConvTransposeLowering : public OpRewritePattern<ConvTransposeOp> {
     SmallVector<int64_t> ones(spatial, 1);
     Type acc = accumulatorType(outType.getElementType());
     Value r = convolve(rewriter, loc, outType, x, op.getWeight(), op.getGroup(),
-                       ones, dil, cPerGroup, wExprs, acc);
+                       ones, dil, cPerGroup, wExprs, acc, lowering);
     rewriter.replaceOp(op, finish(rewriter, loc, outType, r, op.getBias()));
     return success();
   }
@@ -748,10 +874,13 @@ struct IfLowering : public OpRewritePattern<IfOp> {
 
 } // namespace
 
-void populateNNToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<ConvLowering, ConvTransposeLowering, PoolLowering<MaxPoolOp>,
-               PoolLowering<AveragePoolOp>, GlobalAveragePoolLowering,
-               PadLowering, IfLowering>(patterns.getContext());
+void populateNNToLinalgPatterns(RewritePatternSet &patterns,
+                                ConvolutionLowering convolution) {
+  patterns.add<ConvLowering, ConvTransposeLowering>(patterns.getContext(),
+                                                    convolution);
+  patterns.add<PoolLowering<MaxPoolOp>, PoolLowering<AveragePoolOp>,
+               GlobalAveragePoolLowering, PadLowering, IfLowering>(
+      patterns.getContext());
 }
 
 } // namespace mp

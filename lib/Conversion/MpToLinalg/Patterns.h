@@ -9,6 +9,7 @@
 #define MP_LIB_CONVERSION_MPTOLINALG_PATTERNS_H
 
 #include "mp/Conversion/AttentionLowering.h"
+#include "mp/Conversion/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -37,7 +38,8 @@ void populateGroupQueryAttentionToLinalgPatterns(
 /// `indexChecks`: position ids are checked against the caches at run time.
 void populateRotaryToLinalgPatterns(mlir::RewritePatternSet &patterns,
                                     bool indexChecks = true);
-void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns);
+void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                ConvolutionLowering convolution);
 /// Ops whose result sizes depend on values (NonZero; TopK and OneHot, whose
 /// k and depth may be known only at run time):
 void populateDataDependentToLinalgPatterns(mlir::RewritePatternSet &patterns);
