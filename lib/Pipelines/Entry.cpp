@@ -225,8 +225,19 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
       return failure();
     entry.outputs.push_back(std::move(*spec));
   }
-  // ONNX-24 caches written by TensorScatter update their input in place.
-  markInPlaceTensorScatters(func);
+  // Outputs of run-time size come back allocated by the compiled code; a
+  // model whose dims are all static under dynamic shapes is a static library.
+  auto hasDynamicDim = [](ArrayRef<HostTensor> list) {
+    return llvm::any_of(list, [](const HostTensor &t) {
+      return llvm::is_contained(t.shape, ShapedType::kDynamic);
+    });
+  };
+  entry.returnsOutputs = sizedByValues || hasDynamicDim(entry.inputs);
+  // ONNX-24 caches written by TensorScatter update their input in place,
+  // unless every output comes back allocated by the run (a cache updated in
+  // place has no returned descriptor).
+  if (!entry.returnsOutputs)
+    markInPlaceTensorScatters(func);
   // ONNX names and dims are not LLVM argument attributes.
   // The caller's input buffers are read in place: bufferization must copy
   // before it writes into one (it drops the attribute when done).
@@ -243,8 +254,6 @@ LogicalResult prepareEntry(ModuleOp module, ArrayRef<HostTensor> inputs,
       func.setResultAttr(i, "mp.in_place_of", of);
   }
   recordInPlaceCaches(func, entry);
-  // Outputs of run-time size come back allocated by the compiled code.
-  entry.returnsOutputs = options.dynamicShapes || sizedByValues;
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
   entry.symbol = ("_mlir_ciface_" + func.getName()).str();
   return success();
