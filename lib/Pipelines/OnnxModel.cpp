@@ -84,6 +84,7 @@ std::unique_ptr<OnnxModel> OnnxModel::load(MLIRContext *ctx, StringRef path,
   }
   if (!probe && !anyInteger && !needsShapes)
     return nullptr;
+  model->importNeedsShapes = needsShapes;
   if (probe && !options.trainingStep.empty()) {
     // The step's signature replaces the model's.
     if (failed(model->buildTrainingStep(*probe)))
@@ -280,6 +281,23 @@ LogicalResult OnnxModel::describeInPlaceCaches(ModuleOp probe) {
   return success();
 }
 
+LogicalResult OnnxModel::pinShapes(ArrayRef<HostTensor> pinned) {
+  for (const HostTensor &t : pinned)
+    pinnedShapes[t.name] = SmallVector<int64_t>(t.shape);
+  if (knowsShapeInputs || !importNeedsShapes ||
+      !modelOptions.trainingStep.empty())
+    return success();
+  ImportOptions options;
+  options.inputShapes = pinnedShapes;
+  OwningOpRef<ModuleOp> probe = importOnnxFile(modelPath, ctx, options);
+  if (!probe)
+    return failure();
+  findShapeInputs(*probe);
+  knowsShapeInputs = true;
+  firstImport = std::move(probe);
+  return success();
+}
+
 bool OnnxModel::isCompiledIn(const HostTensor &t) const {
   // The fill level of in-place caches changes every step.
   if (modelOptions.maxSeqLen > 0 && t.name == fillLevelInput())
@@ -321,6 +339,8 @@ OnnxModel::buildVariant(ArrayRef<HostTensor> inputs,
     // an If whose branches differ in rank).
     if (!modelOptions.dynamicShapes)
       importOptions.inputShapes[t.name] = SmallVector<int64_t>(t.shape);
+    else if (auto pin = pinnedShapes.find(t.name); pin != pinnedShapes.end())
+      importOptions.inputShapes[t.name] = pin->second;
     if (isCompiledIn(t)) {
       auto type = RankedTensorType::get(t.shape, t.elementType);
       // MLIR packs i1 elements as bits; host bools are one byte each.

@@ -621,6 +621,79 @@ def test_tensor_scatter_node_tests_with_dynamic_shapes(tmp_path, case):
     assert run.returncode == 0 and "PASS" in run.stdout, run.stdout + run.stderr
 
 
+def _squeeze_if_model(tmp_path):
+    """TorchScript's `squeeze(1)` where dim 1 may be 1: an If on
+    Shape(x)[1] == 1 whose branches return [b, 4] and [b, n, 4] (trimmed
+    from speecht5_decoder_step_ts), then a sum over the last axis; `y`
+    keeps its own dynamic length."""
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    then_branch = helper.make_graph(
+        [helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(
+            np.array([1], np.int64))),
+         helper.make_node("Squeeze", ["x", "one"], ["squeezed"])],
+        "then", [], [helper.make_tensor_value_info("squeezed", f, ["b", 4])])
+    else_branch = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["kept"])],
+        "else", [], [helper.make_tensor_value_info("kept", f, ["b", "n", 4])])
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["shape"]),
+         helper.make_node("Gather", ["shape", "axis1"], ["n"]),
+         helper.make_node("Equal", ["n", "one_i"], ["is_one"]),
+         helper.make_node("If", ["is_one"], ["picked"], then_branch=then_branch,
+                          else_branch=else_branch),
+         helper.make_node("ReduceSum", ["picked", "last"], ["sum"], keepdims=0),
+         helper.make_node("Add", ["y", "y"], ["twice"])],
+        "squeeze_if",
+        [helper.make_tensor_value_info("x", f, ["b", "n", 4]),
+         helper.make_tensor_value_info("y", f, ["m"])],
+        [helper.make_tensor_value_info("sum", f, None),
+         helper.make_tensor_value_info("twice", f, ["m"])],
+        initializer=[numpy_helper.from_array(np.array(1, np.int64), "axis1"),
+                     numpy_helper.from_array(np.array(1, np.int64), "one_i"),
+                     numpy_helper.from_array(np.array([-1], np.int64), "last")])
+    return _save(tmp_path, graph)
+
+
+def test_if_of_different_ranks_with_dynamic_shapes(tmp_path):
+    """An If whose branches differ in rank cannot be one dynamic-shape
+    library: mp-compile --dynamic-shapes names the If and both branch types
+    and says to fix the dims its condition reads. With x's shape given by
+    --input-shape the If folds, and y stays dynamic (checked against
+    onnxruntime at several lengths of y)."""
+    if not (MP_RUN.is_file() and MP_COMPILE.is_file()):
+        pytest.skip("mp-run or mp-compile is missing")
+    path = _squeeze_if_model(tmp_path)
+    lib = tmp_path / "libsqueeze.so"
+    refused = subprocess.run([str(MP_COMPILE), str(path), "-o", str(lib), "--dynamic-shapes"],
+                             capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0
+    assert "then_branch" in refused.stderr and "else_branch" in refused.stderr, refused.stderr
+    assert "--input-shape" in refused.stderr, refused.stderr
+    for n in (1, 3):
+        built = subprocess.run([str(MP_COMPILE), str(path), "-o", str(lib), "--dynamic-shapes",
+                                "--input-shape", f"x=2x{n}x4"],
+                               capture_output=True, text=True, timeout=300)
+        assert built.returncode == 0, built.stderr
+        rng = np.random.default_rng(n)
+        for m in (1, 5, 9):
+            feeds = {"x": rng.standard_normal((2, n, 4)).astype(np.float32),
+                     "y": rng.standard_normal(m).astype(np.float32)}
+            data = tmp_path / f"set_{n}_{m}"
+            data.mkdir()
+            for i, name in enumerate(("x", "y")):
+                (data / f"input_{i}.pb").write_bytes(
+                    numpy_helper.from_array(feeds[name], name).SerializeToString())
+            want = _ort(path, feeds)
+            for i, name in enumerate(("sum", "twice")):
+                (data / f"output_{i}.pb").write_bytes(
+                    numpy_helper.from_array(want[name], name).SerializeToString())
+            run = subprocess.run([str(MP_RUN), str(lib), "--compare", str(data)],
+                                 capture_output=True, text=True, timeout=300)
+            assert run.returncode == 0, run.stdout + run.stderr
+            rows = {line.split()[0]: line for line in run.stdout.splitlines() if line.strip()}
+            assert rows["sum"].endswith("PASS") and rows["twice"].endswith("PASS"), run.stdout
+
+
 SHARED_MODELS = REPO.parent / "shared" / "models"
 
 

@@ -292,6 +292,15 @@ int main(int argc, char **argv) {
   if (!collectInputs(&ctx, *model, inputs, pinnedOnly, keptDynamic) ||
       !model->checkInputs(inputs))
     return 1;
+  if (dynamicShapes) {
+    // Every input not kept dynamic has its shape fixed for every run.
+    std::vector<mp::HostTensor> pinned;
+    for (const mp::HostTensor &t : inputs)
+      if (!llvm::is_contained(keptDynamic, t.name))
+        pinned.push_back(t);
+    if (failed(model->pinShapes(pinned)))
+      return 1;
+  }
   for (const mp::HostTensor &t : inputs)
     if (model->isCompiledIn(t) && (llvm::is_contained(pinnedOnly, t.name) ||
                                    llvm::is_contained(keptDynamic, t.name)))

@@ -104,6 +104,15 @@ public:
   buildVariant(llvm::ArrayRef<HostTensor> inputs,
                std::vector<HostTensor> &runtimeInputs);
 
+  /// With `dynamicShapes`: the inputs whose shapes are fixed although the
+  /// model declares dynamic dims (mp-compile --input-shape). Every variant
+  /// imports them with these shapes, so that an If whose branches differ in
+  /// rank folds when its condition reads only them. A model that could not
+  /// be imported at load without shapes is imported now, which finds the
+  /// inputs that decide shapes or reports why it cannot be imported (the If
+  /// that still needs a shape). Fails with a diagnostic.
+  mlir::LogicalResult pinShapes(llvm::ArrayRef<HostTensor> pinned);
+
   /// Whether `t` is compiled in as a constant (its value decides shapes or
   /// an If's branch).
   bool isCompiledIn(const HostTensor &t) const;
@@ -139,6 +148,11 @@ private:
   /// the model imported without input values (`knowsShapeInputs`).
   llvm::StringSet<> shapeInputs;
   bool knowsShapeInputs = false;
+  /// The import at load stopped for want of input shapes (an If whose
+  /// branches differ in rank, a Loop).
+  bool importNeedsShapes = false;
+  /// Shapes every import uses under dynamic shapes (pinShapes).
+  llvm::StringMap<llvm::SmallVector<int64_t>> pinnedShapes;
   /// The import done at load, until the first variant takes (or drops) it.
   mlir::OwningOpRef<mlir::ModuleOp> firstImport;
 };

@@ -78,7 +78,9 @@ FailureOr<ValueList> importIf(NodeContext &n) {
                      << " in else_branch, and the condition is not known "
                         "when importing; mp folds such an If when its "
                         "condition follows from the input shapes (mp-run, "
-                        "mp.compile and mp-compile import with them)";
+                        "mp.compile and mp-compile import with them; with "
+                        "--dynamic-shapes, fix the dims it reads with "
+                        "mp-compile --input-shape)";
   }
   auto op = IfOp::create(n.b, n.loc, types, *cond);
   op.getThenBranch().push_back(blocks[0].release());
