@@ -25,7 +25,10 @@ with a timeout (``timeout`` is recorded instead of waiting):
   ``--shapes-from test_data_set_0`` and the cell says so;
 * **dynamic library** -- for models with dynamic input dims: ``mp-compile
   MODEL -o libX.so --dynamic-shapes``, compiled once, then run against every
-  test set (``2/2 PASS``); ``n/a`` for models whose inputs are all static;
+  test set (``2/2 PASS``); ``n/a`` for models whose inputs are all static.
+  When the compile stops at an If whose branches differ in rank, the first
+  input whose pinned shape folds it is pinned with ``--input-shape`` per
+  test set (the other inputs stay dynamic) and the notes say so;
 * **CUDA build** -- ``mp-compile MODEL --target cuda -o libX.so --input-shape
   ...`` (same ``--shapes-from`` fallback): does it build (no GPU needed);
 * **timing** -- mp-run's ``time: compile ... ms; run mean ... ms, min ... ms``
@@ -420,6 +423,27 @@ def step_library(t: Tools, r: ModelResult, timeout: float, tmp: Path) -> None:
     r.library = c
 
 
+# What mp-compile --dynamic-shapes says of an If whose branches differ in rank.
+IF_NEEDS_PIN = "fix the dims it reads with mp-compile --input-shape"
+
+
+def _pin_arg(model: Path, data_dir: Path, name: str) -> str:
+    shape = dict(data_set_inputs(model, data_dir))[name]
+    return f"--input-shape={name}={'x'.join(map(str, shape)) if shape else 'scalar'}"
+
+
+def _input_deciding_if(t: Tools, model: Path, data_dir: Path, lib: Path,
+                       timeout: float) -> str | None:
+    """The first input (of ``data_dir``'s) whose pinned shape lets the
+    dynamic-shape compile fold the If, or None."""
+    for name, _ in data_set_inputs(model, data_dir):
+        run = run_cmd([str(t.mp_compile), str(model), "-o", str(lib), "--dynamic-shapes",
+                       _pin_arg(model, data_dir, name)], timeout)
+        if run.returncode == 0:
+            return name
+    return None
+
+
 def step_dynamic(t: Tools, r: ModelResult, timeout: float, tmp: Path) -> None:
     model = r.path / "model.onnx"
     if not has_dynamic_inputs(model):
@@ -427,13 +451,29 @@ def step_dynamic(t: Tools, r: ModelResult, timeout: float, tmp: Path) -> None:
         return
     lib = tmp / f"lib{r.path.name}_dyn.so"
     run = run_cmd([str(t.mp_compile), str(model), "-o", str(lib), "--dynamic-shapes"], timeout)
-    if run.returncode != 0:
+    sets = sorted(p for p in r.path.glob("test_data_set_*") if p.is_dir())
+    pin = None
+    if run.returncode != 0 and IF_NEEDS_PIN in run.stderr:
+        pin = _input_deciding_if(t, model, sets[0], lib, timeout)
+    if run.returncode != 0 and pin is None:
         c = _error_cell(run, model, "mp-compile --dynamic-shapes")
         r.dynamic = Cell(c.status, "compile: " + c.detail, c.seconds)
         return
-    sets = sorted(p for p in r.path.glob("test_data_set_*") if p.is_dir())
-    cells = [compare_cell(run_cmd([str(t.mp_run), str(lib), "--compare", str(s)], timeout), lib, None)
-             for s in sets]
+    if pin is None:
+        cells = [compare_cell(run_cmd([str(t.mp_run), str(lib), "--compare", str(s)], timeout),
+                              lib, None) for s in sets]
+    else:
+        # The If's condition reads `pin`'s dims: one library per set with it pinned.
+        r.notes.append(f"dynamic library: an If of different branch ranks reads the dims of "
+                       f"'{pin}', pinned per test set with --input-shape; the other inputs "
+                       "stay dynamic")
+        cells = []
+        for s in sets:
+            built = run_cmd([str(t.mp_compile), str(model), "-o", str(lib), "--dynamic-shapes",
+                             _pin_arg(model, s, pin)], timeout)
+            cells.append(compare_cell(run_cmd([str(t.mp_run), str(lib), "--compare", str(s)],
+                                              timeout), lib, None) if built.returncode == 0
+                         else _error_cell(built, model, "mp-compile --dynamic-shapes"))
     passed = sum(c.status == conformance.PASSED for c in cells)
     bad = [f"set {s.name.removeprefix('test_data_set_')}: {c.text()}"
            for s, c in zip(sets, cells) if c.status != conformance.PASSED]
@@ -608,7 +648,7 @@ def _count(results: list[ModelResult], get) -> str:
 
 
 def render(results: list[ModelResult], *, command: str, elapsed_s: float, tools: Tools,
-           timeout: float, repeat: int) -> str:
+           timeout: float, repeat: int, measured: str | None = None) -> str:
     import importlib.metadata as md
 
     vers = []
@@ -637,7 +677,9 @@ def render(results: list[ModelResult], *, command: str, elapsed_s: float, tools:
         "refused, e.g. an input whose value decides shapes, and `--shapes-from test_data_set_0` was "
         "used instead, and the inputs it compiled in are left out of the run, see the notes); **dynamic library** = `mp-compile MODEL -o libX.so "
         "--dynamic-shapes` compiled once and run against every test set (passing sets / sets; "
-        "`n/a` when every input dim is static); **CUDA build** = `mp-compile MODEL --target cuda "
+        "`n/a` when every input dim is static; when an If whose branches differ in rank needs "
+        "an input's dims, that input is pinned with `--input-shape` per test set, see the "
+        "notes); **CUDA build** = `mp-compile MODEL --target cuda "
         "-o libX.so --input-shape ...` builds (default `--gpu sm_80,sm_90`; nothing runs on a GPU); "
         f"**timing** = mp-run's JIT compile time and run time (`--repeat {repeat}` on set 0; the "
         "JIT runs in-process) vs onnxruntime's CPU provider with `intra_op_num_threads=1`, "
@@ -646,7 +688,7 @@ def render(results: list[ModelResult], *, command: str, elapsed_s: float, tools:
         f"Each step runs in a child process with a {timeout:g} s timeout (`timeout` when exceeded). "
         "Statuses: PASS, FAIL (ran, wrong numbers), error (imported but could not compile or run), "
         "unsupported (the importer rejects it or an op has no CPU lowering), crashed, timeout.",
-        command=command,
+        command=command, measured=measured,
         extra=[f"mp-run: `{report.rel(tools.mp_run)}` ({report.built(tools.mp_run)}), mp-compile: "
                f"`{report.rel(tools.mp_compile)}` ({report.built(tools.mp_compile)}), mp-opt: "
                f"`{report.rel(tools.mp_opt)}` ({report.built(tools.mp_opt)})",
@@ -750,11 +792,12 @@ def main(argv: list[str] | None = None) -> int:
                   if not (args.skip_cuda and s == "cuda")
                   and not (args.skip_library and s in ("library", "dynamic")))
     start = time.monotonic()
+    measured = report.commit()  # the binaries measured are this commit's, not HEAD's at the end
     results = sweep(dirs, tools, steps=steps, timeout=args.timeout, repeat=args.repeat,
                     jobs=args.jobs, progress=True)
     command = args.command or ("python -m mp.tools.corpus_bench " + " ".join(argv)).strip()
     text = render(results, command=command, elapsed_s=time.monotonic() - start, tools=tools,
-                  timeout=args.timeout, repeat=args.repeat)
+                  timeout=args.timeout, repeat=args.repeat, measured=measured)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text)

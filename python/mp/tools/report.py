@@ -70,10 +70,12 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def header(command: str | None = None, *extra: str) -> list[str]:
-    """The report's header items: date, machine, mp commit, each of
-    ``extra`` (e.g. "onnxruntime 1.23.2") and the command that regenerates it."""
-    lines = [f"- Date: {now()}", f"- Machine: {machine()}", f"- mp commit: {commit()}"]
+def header(command: str | None = None, *extra: str, measured: str | None = None) -> list[str]:
+    """The report's header items: date, machine, mp commit (``measured``: the
+    one taken when a long run started, else HEAD now), each of ``extra``
+    (e.g. "onnxruntime 1.23.2") and the command that regenerates it."""
+    lines = [f"- Date: {now()}", f"- Machine: {machine()}",
+             f"- mp commit: {measured or commit()}"]
     lines += [f"- {e}" for e in extra]
     if command:
         lines.append(f"- Regenerate: `{command}`")
@@ -81,12 +83,12 @@ def header(command: str | None = None, *extra: str) -> list[str]:
 
 
 def begin(title: str, *paragraphs: str, command: str | None = None,
-          extra: Iterable[str] = ()) -> list[str]:
+          extra: Iterable[str] = (), measured: str | None = None) -> list[str]:
     """A report's first lines: the title, ``paragraphs``, then :func:`header`."""
     lines = [f"# {title}", ""]
     for p in paragraphs:
         lines += [p, ""]
-    return lines + header(command, *extra)
+    return lines + header(command, *extra, measured=measured)
 
 
 def cell(value: object) -> str:
