@@ -11,10 +11,14 @@
 #include "NamedSignature.h"
 
 #include "mp/Dialect/Mp/IR/MpOps.h"
+#include "mp/Precision/OpInfo.h"
 #include "mp/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mp {
 #define GEN_PASS_DEF_KVCACHEINPLACE
@@ -76,6 +80,71 @@ FailureOr<CacheOutput> cacheOutput(Value v, std::string &why) {
   return out;
 }
 
+/// " (from node 'N')": the first ONNX node the fused attention came from,
+/// for messages whose location prints as the model file.
+std::string nodeSuffix(AttentionOp op) {
+  std::string node = onnxNodeName(op);
+  return node.empty() ? "" : " (from node '" + node + "')";
+}
+
+/// Whether every element of `attr` is the same.
+bool isUniform(DenseElementsAttr attr) {
+  if (attr.isSplat())
+    return true;
+  if (auto ints = dyn_cast<DenseIntElementsAttr>(attr)) {
+    auto values = ints.getValues<APInt>();
+    return llvm::all_equal(values);
+  }
+  if (auto floats = dyn_cast<DenseFPElementsAttr>(attr)) {
+    auto values = floats.getValues<APFloat>();
+    return llvm::all_of(values, [&](const APFloat &v) {
+      return v.bitwiseIsEqual(*values.begin());
+    });
+  }
+  return false;
+}
+
+/// Why the mask of `op` would mean something else with its cache in place,
+/// or "". The graph is specialized to a past of capacity - new positions,
+/// so mask logic computed from the cache length (a causal triangle over
+/// several new positions, a sliding window) folded into constants for
+/// queries at the end of the buffer, while the step's queries sit at the
+/// fill level. Only a mask whose folded part is uniform (the causal row of
+/// a single new position: every key) means the same at every fill level;
+/// the rest of it comes from graph inputs (attention_mask), which the
+/// caller gives for the buffer's slots. Gather indices are positions, not
+/// mask values, and are not looked at.
+std::string maskDependsOnCacheLength(AttentionOp op) {
+  Value mask = op.getAttnMask();
+  if (!mask)
+    return "";
+  SmallVector<Value> work{mask};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || !seen.insert(v).second)
+      continue;
+    if (auto constant = dyn_cast<ConstantOp>(def)) {
+      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+      Type element = getElementTypeOrSelf(v.getType());
+      if (dense && (element.isInteger(1) || isa<FloatType>(element)) &&
+          !isUniform(dense))
+        return "its mask folds to positions computed from the cache length "
+               "(a sliding window, or causal rows of several new positions), "
+               "which would sit at the end of the buffer instead of at the "
+               "fill level; compile this step without max-seq-len";
+      continue;
+    }
+    if (isa<GatherOp, GatherNDOp, GatherElementsOp>(def)) {
+      work.push_back(def->getOperand(0));
+      continue;
+    }
+    llvm::append_range(work, def->getOperands());
+  }
+  return "";
+}
+
 /// The converted form of one attention op.
 struct Site {
   AttentionOp op;
@@ -126,6 +195,19 @@ std::string check(AttentionOp op, int64_t capacity, Site &site) {
            " new positions, more than max-seq-len (" +
            std::to_string(capacity) + ")";
   site.fresh = fresh;
+  if (op.getAttnMask()) {
+    // The mask covers the pinned past and the new positions: it spans the
+    // buffer only if they fill it.
+    int64_t pinned = shapeOf(op.getPastKey())[2];
+    if (ShapedType::isDynamic(pinned) || pinned + fresh != capacity)
+      return "its mask spans the pinned past and the new positions, not the "
+             "buffer: pin the past inputs' sequence length to max-seq-len - " +
+             std::to_string(fresh) + " = " + std::to_string(capacity - fresh) +
+             " (a mask input then covers " + std::to_string(capacity) +
+             " positions)";
+    if (std::string why = maskDependsOnCacheLength(op); !why.empty())
+      return why;
+  }
   return "";
 }
 
@@ -155,16 +237,17 @@ struct KvCacheInPlacePass
         sites.push_back(site);
         return;
       }
-      op.emitError() << "cannot keep this attention's KV cache in place: "
-                     << why;
+      op.emitError() << "cannot keep this attention's KV cache in place"
+                     << nodeSuffix(op) << ": " << why;
       failedAny = true;
     });
     for (Site &site : sites)
       if (site.fresh != sites.front().fresh) {
         site.op.emitError()
-            << "cannot keep this attention's KV cache in place: it writes "
-            << site.fresh << " new positions, another attention "
-            << sites.front().fresh << " (one fill level serves them all)";
+            << "cannot keep this attention's KV cache in place"
+            << nodeSuffix(site.op) << ": it writes " << site.fresh
+            << " new positions, another attention " << sites.front().fresh
+            << " (one fill level serves them all)";
         failedAny = true;
       }
     if (failedAny)
