@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CausalMask.h"
+#include "ContribAttention.h"
 #include "SymbolicDims.h"
 #include "mp/Transforms/Passes.h"
 
@@ -524,6 +525,9 @@ struct FuseAttentionPass
                                          {"pattern", std::move(pattern)},
                                          {"causal", site->causal}});
     }
+    // onnxruntime's fused ops: rewritten where mp.attention holds them.
+    llvm::json::Array kept;
+    rewriteContribAttention(module, rewriter, fused, kept);
     // The replaced chains (and repeats or transposes only they read) are
     // dead now.
     if (!fused.empty()) {
@@ -537,7 +541,8 @@ struct FuseAttentionPass
       return;
     llvm::errs() << "mp-fuse-attention: fused " << fused.size()
                  << " attention site(s), " << nearMisses.size()
-                 << " near miss(es)\n";
+                 << " near miss(es), " << kept.size()
+                 << " com.microsoft attention op(s) kept\n";
     std::error_code ec;
     llvm::raw_fd_ostream os(reportFile, ec, llvm::sys::fs::OF_Text);
     if (ec) {
@@ -545,10 +550,10 @@ struct FuseAttentionPass
                          << "': " << ec.message();
       return signalPassFailure();
     }
-    os << llvm::formatv(
-        "{0:2}\n", llvm::json::Value(llvm::json::Object{
-                       {"fused", std::move(fused)},
-                       {"near_misses", std::move(nearMisses)}}));
+    os << llvm::formatv("{0:2}\n", llvm::json::Value(llvm::json::Object{
+                                       {"fused", std::move(fused)},
+                                       {"near_misses", std::move(nearMisses)},
+                                       {"kept", std::move(kept)}}));
   }
 
   /// Replaces the site with mp.attention; false (with `reason`) when the

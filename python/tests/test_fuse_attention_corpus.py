@@ -89,3 +89,36 @@ def test_fused_outputs_match(name, data_set, tmp_path):
         b = np.load(tmp_path / "fused" / o)
         assert a.shape == b.shape, o
         assert np.max(np.abs(a - b), initial=0.0) <= 1e-5, o
+
+
+SHARED = REPO.parent / "shared" / "models"
+CONTRIB = {"genai_gpt2_fp32_contrib_attention_past": "com.microsoft.Attention",
+           "genai_llama_fp16_mha_extdata": "com.microsoft.MultiHeadAttention"}
+
+
+@pytest.mark.parametrize("name", sorted(CONTRIB))
+def test_contrib_attention_becomes_mp_attention(name, tmp_path):
+    """onnxruntime-genai's com.microsoft Attention (GPT-2: packed projection,
+    stacked past, 2-D mask_index, unidirectional) and MultiHeadAttention
+    (Llama: attention_bias, fp16) become mp.attention, one per layer, and the
+    fused runs match onnxruntime's stored outputs on every test set."""
+    d = SHARED / name
+    if not (d / "model.onnx").is_file():
+        pytest.skip(f"the shared model {name} is absent ({d})")
+    report = tmp_path / "report.json"
+    r = subprocess.run([str(tool("mp-opt")), str(d / "model.onnx"),
+                        f"--mp-fuse-attention=report={report}", "-o", str(tmp_path / "fused.mlir")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(report.read_text())
+    assert data["kept"] == [] and data["near_misses"] == []
+    assert data["fused"] and all(site["pattern"] == [CONTRIB[name]] for site in data["fused"])
+    text = (tmp_path / "fused.mlir").read_text()
+    for op in ("mp.ms.attention", "mp.ms.multi_head_attention"):
+        assert op not in text
+    assert text.count("mp.attention ") == len(data["fused"])
+    sets = sorted(p for p in d.glob("test_data_set_*") if p.is_dir())
+    assert sets
+    for s in sets:
+        fused = run(d / "model.onnx", s, tmp_path / s.name, fuse=True)
+        assert fused.returncode == 0, fused.stdout + fused.stderr

@@ -603,10 +603,10 @@ func.func @classifier(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
 }
 
 
-// The whole file as one module: ten sites fuse (one of them causal), six
-// are near misses,
-// each with its reason, named by its ONNX node (or location).
-// SUMMARY: mp-fuse-attention: fused 10 attention site(s), 6 near miss(es)
+// The whole file as one module: ten sites and two com.microsoft ops fuse
+// (one site causal), six are near misses, each with its reason, named by
+// its ONNX node (or location), and one com.microsoft op is kept.
+// SUMMARY: mp-fuse-attention: fused 12 attention site(s), 6 near miss(es), 1 com.microsoft attention op(s) kept
 // REPORT:      "fused": [
 // REPORT:        "nodes": [
 // REPORT-NEXT:     "qk",
@@ -636,6 +636,13 @@ func.func @classifier(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
 // REPORT-NEXT:     "past-concat"
 // REPORT-NEXT:   ],
 // REPORT-NEXT:   "softmax": "/lm/model/layers.0/self_attn/Softmax"
+// REPORT:        "pattern": [
+// REPORT-NEXT:     "com.microsoft.Attention"
+// REPORT:        "pattern": [
+// REPORT-NEXT:     "com.microsoft.MultiHeadAttention"
+// REPORT:      "kept": [
+// REPORT:        "op": "com.microsoft.MultiHeadAttention",
+// REPORT-NEXT:   "reason": "packed or projected Q/K/V (only 3-D query, key and value map to mp.attention)"
 // REPORT:      "near_misses": [
 // REPORT:        "reason": "softmax is not on the last axis",
 // REPORT-NEXT:   "softmax": "softmax_axis"
@@ -654,3 +661,59 @@ func.func @classifier(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
 // An unwritable report path is an error naming the file.
 // RUN: not mp-opt %s --mp-fuse-attention="report=%t.missing/dir/r.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADPATH
 // BADPATH: error: cannot write the fusion report '{{.*}}r.json': {{.+}}
+
+// -----
+
+// com.microsoft Attention as onnxruntime-genai writes GPT-2 (trimmed from
+// ../shared/models/genai_gpt2_fp32_contrib_attention_past): the packed
+// projection becomes MatMul, Add and three Slices, the stacked past is split
+// by Gather and stacked again after the op, the 2-D mask_index adds
+// mask_filter_value where it is 0, and unidirectional is is_causal.
+// CHECK-LABEL: func.func @contrib_attention_gpt2(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<?x?x32xf32>, %[[W:[^:]*]]: tensor<32x96xf32>, %[[B:[^:]*]]: tensor<96xf32>, %[[M:[^:]*]]: tensor<?x?xi32>, %[[P:[^:]*]]: tensor<2x?x4x?x8xf32>
+// CHECK: %[[QKV:.*]] = mp.matmul %[[X]], %[[W]]
+// CHECK: %[[QKVB:.*]] = mp.add %[[QKV]], %[[B]]
+// CHECK: %[[Q:.*]] = mp.slice %[[QKVB]]
+// CHECK: %[[K:.*]] = mp.slice %[[QKVB]]
+// CHECK: %[[V:.*]] = mp.slice %[[QKVB]]
+// CHECK: %[[PK:.*]] = mp.gather %[[P]]
+// CHECK: %[[PV:.*]] = mp.gather %[[P]]
+// CHECK: %[[DROP:.*]] = mp.less_or_equal %[[M]]
+// CHECK: %[[FILL:.*]] = mp.where %[[DROP]]
+// CHECK: %[[MASK:.*]] = mp.unsqueeze %[[FILL]] {axes = array<i64: 1, 2>}
+// CHECK: %[[Y:.*]], %[[NK:.*]], %[[NV:.*]], %{{.*}} = mp.attention %[[Q]], %[[K]], %[[V]] mask %[[MASK]] past(%[[PK]], %[[PV]]) {is_causal = true, kv_num_heads = 4 : i64, q_num_heads = 4 : i64}
+// CHECK: %[[SK:.*]] = mp.unsqueeze %[[NK]] {axes = array<i64: 0>}
+// CHECK: %[[SV:.*]] = mp.unsqueeze %[[NV]] {axes = array<i64: 0>}
+// CHECK: %[[PRESENT:.*]] = mp.concat %[[SK]], %[[SV]] {axis = 0 : i64}
+// CHECK-NOT: mp.ms.attention
+// CHECK: return %[[Y]], %[[PRESENT]]
+func.func @contrib_attention_gpt2(%x: tensor<?x?x32xf32>, %w: tensor<32x96xf32>, %b: tensor<96xf32>, %mask: tensor<?x?xi32>, %past: tensor<2x?x4x?x8xf32>) -> (tensor<?x?x32xf32>, tensor<2x?x4x?x8xf32>) {
+  %y, %present = mp.ms.attention %x, %w bias %b mask_index %mask past %past {mask_filter_value = -3.40282347E+38 : f32, num_heads = 4 : i64, unidirectional = true} : (tensor<?x?x32xf32>, tensor<32x96xf32>, tensor<96xf32>, tensor<?x?xi32>, tensor<2x?x4x?x8xf32>) -> (tensor<?x?x32xf32>, tensor<2x?x4x?x8xf32>)
+  return %y, %present : tensor<?x?x32xf32>, tensor<2x?x4x?x8xf32>
+}
+
+// -----
+
+// com.microsoft MultiHeadAttention as onnxruntime-genai writes Llama
+// (trimmed from ../shared/models/genai_llama_fp16_mha_extdata): 3-D Q/K/V,
+// attention_bias as the mask, the caches as the op's past and present.
+// CHECK-LABEL: func.func @contrib_multi_head_attention_llama(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<?x?x16xf16>, %[[K:[^:]*]]: tensor<?x?x16xf16>, %[[V:[^:]*]]: tensor<?x?x16xf16>, %[[BIAS:[^:]*]]: tensor<?x?x?x?xf16>, %[[PK:[^:]*]]: tensor<?x1x?x16xf16>, %[[PV:[^:]*]]: tensor<?x1x?x16xf16>
+// CHECK: %[[Y:.*]], %[[NK:.*]], %[[NV:.*]], %{{.*}} = mp.attention %[[Q]], %[[K]], %[[V]] mask %[[BIAS]] past(%[[PK]], %[[PV]]) {kv_num_heads = 1 : i64, q_num_heads = 1 : i64, scale = 2.500000e-01 : f32}
+// CHECK: return %[[Y]], %[[NK]], %[[NV]]
+func.func @contrib_multi_head_attention_llama(%q: tensor<?x?x16xf16>, %k: tensor<?x?x16xf16>, %v: tensor<?x?x16xf16>, %bias: tensor<?x?x?x?xf16>, %pk: tensor<?x1x?x16xf16>, %pv: tensor<?x1x?x16xf16>) -> (tensor<?x?x16xf16>, tensor<?x1x?x16xf16>, tensor<?x1x?x16xf16>) {
+  %y, %nk, %nv = mp.ms.multi_head_attention %q key %k value %v attention_bias %bias past_key %pk past_value %pv {num_heads = 1 : i64, scale = 2.500000e-01 : f32} : (tensor<?x?x16xf16>, tensor<?x?x16xf16>, tensor<?x?x16xf16>, tensor<?x?x?x?xf16>, tensor<?x1x?x16xf16>, tensor<?x1x?x16xf16>) -> (tensor<?x?x16xf16>, tensor<?x1x?x16xf16>, tensor<?x1x?x16xf16>)
+  return %y, %nk, %nv : tensor<?x?x16xf16>, tensor<?x1x?x16xf16>, tensor<?x1x?x16xf16>
+}
+
+// -----
+
+// Packed QKV ([B, S, N, 3, H]) has no mp.attention form: the op stays for
+// its own lowering (the report lists it under "kept").
+// CHECK-LABEL: func.func @contrib_packed_qkv_kept(
+// CHECK: mp.ms.multi_head_attention
+// CHECK-NOT: mp.attention
+func.func @contrib_packed_qkv_kept(%qkv: tensor<1x4x2x3x8xf32>) -> tensor<1x4x16xf32> {
+  %y, %nk, %nv = mp.ms.multi_head_attention %qkv {num_heads = 2 : i64} : (tensor<1x4x2x3x8xf32>) -> (tensor<1x4x16xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+  return %y : tensor<1x4x16xf32>
+}

@@ -119,12 +119,30 @@ def FuseAttention : Pass<"mp-fuse-attention", "mlir::ModuleOp"> {
     as a constant, sliced from a larger one or built with Trilu) becomes
     `is_causal` instead, so kernels skip the masked keys.
 
+    The forms torch.onnx writes for transformers decoders match too: the
+    SDPA export's `Where(IsNaN(P), 0, P)` guard before P.V (moved to the
+    fused output), the scale applied to Q and to K^T separately, K^T written
+    as Reshape/Transpose chains (dynamo), K/V repeated by Expand and Reshape
+    (`repeat_kv`), fp16 scores widened to f32 around the Softmax, bool or
+    additive masks built from `attention_mask` and a causal triangle, and
+    past K/V joined by Concat, which become the op's past and present.
+
+    onnxruntime's com.microsoft MultiHeadAttention and Attention (models
+    from its transformer optimizer and onnxruntime-genai) become
+    `mp.attention` where it holds them: 3-D Q/K/V, an additive
+    attention_bias, a 2-D key padding mask (mask_filter_value added where it
+    is <= 0), `unidirectional` as is_causal; Attention's packed projection
+    becomes MatMul, Add and Slices and its [2, B, N, P, H] past is split and
+    stacked again. Packed QKV, key ranges, 3-D masks and GroupQueryAttention
+    keep their own lowering and are reported as kept.
+
     Graphs that look like attention but differ are left alone and reported
     as near misses with the reason: softmax on another axis, a scale that
     is not a scalar constant, a scale applied after the mask, a mask filled
     with a finite value, an intermediate result with another consumer.
     With `report=FILE` the fused sites (with the ONNX node names they
-    replace) and the near misses are written as JSON, and a summary goes to
+    replace and the patterns they were written with), the near misses and
+    the kept com.microsoft ops are written as JSON, and a summary goes to
     stderr.
   }];
   let options = [
