@@ -1,12 +1,22 @@
 """Attention fusion: recall on every model mp ships or is given, fused vs
-unfused numerics, and the CPU decode step fused vs unfused.
+unfused numerics, greedy decoding of the corpus decoders with in-place
+caches, and the CPU decode step fused vs unfused.
 
     python bench/attention.py [--layers 4] [--repeat 20] [--lengths 256 1024 4096]
-                              [-o bench/attention.md]
+                              [--steps 32] [-o bench/attention.md]
 
-1. Recall: `mp-opt MODEL --mp-fuse-attention=report=...` on ../shared/models,
+1. Recall: `mp-opt MODEL --mp-fuse-attention=report=...` on
+   ../shared/corpus (decoders and speech models), ../shared/models,
    examples/ and the generated TTS decoder; a site is an attention the pass
-   fused or reported as a near miss. Wrong fusions would show in (2).
+   fused or reported as a near miss, and com.microsoft attention ops kept
+   for their own lowering are counted. Decoders list their attention layers
+   (one past_key_values.{i}.key input each). Wrong fusions would show in (2).
+   Corpus decoders, fused vs unfused: `mp-run --compare test_data_set_1`
+   (decode, a left-padded row) with and without --fuse-attention, fp32 and
+   mixed: max abs difference of the logits.
+   Greedy decoding: examples/decode (a prefill library and an in-place
+   step library, `--max-seq-len 64`, CPU) against onnxruntime on the
+   original model (Concat caches, one thread): tokens equal?, tokens/s.
 2. Numerics: the generated decoder (`python/mp/models/tts_decoder.py`,
    `--layers` layers) for one step at KV cache lengths 256, 1024 and 4096,
    run by `mp-run` with and without `--fuse-attention` on the same inputs,
@@ -47,16 +57,68 @@ def fusion_report(model: Path, tmp: Path) -> dict:
     return json.loads(report.read_text())
 
 
-def recall(tmp: Path, generated: Path) -> list[tuple[str, int, int, list[str]]]:
-    models = sorted((REPO.parent / "shared" / "models").glob("*/model.onnx"))
+CORPUS = REPO.parent / "shared" / "corpus"
+DECODERS = sorted(CORPUS.glob("decoders/*/model.onnx"))
+
+
+def attention_layers(model: Path) -> int | None:
+    """One per past_key_values.{i}.key input of a decoder step, else None."""
+    graph = onnx.load(str(model), load_external_data=False).graph
+    n = sum(1 for i in graph.input
+            if i.name.startswith("past_key_values.") and i.name.endswith(".key"))
+    return n or None
+
+
+def recall(tmp: Path, generated: Path) -> list[tuple]:
+    models = sorted(CORPUS.glob("*/*/model.onnx"))
+    models += sorted((REPO.parent / "shared" / "models").glob("*/model.onnx"))
     models += sorted((REPO / "examples").glob("*/model.onnx")) + [generated]
     rows = []
     for m in models:
         r = fusion_report(m, tmp)
-        reasons = sorted({n["reason"] for n in r["near_misses"]})
-        name = m.parent.name if m != generated else generated.stem
-        rows.append((name, len(r["fused"]), len(r["near_misses"]), reasons))
+        reasons = sorted({n["reason"] for n in r["near_misses"]} |
+                         {f"kept {k['op']}: {k['reason']}" for k in r.get("kept", [])})
+        name = (f"{m.parent.parent.name}/{m.parent.name}" if CORPUS in m.parents
+                else m.parent.name if m != generated else generated.stem)
+        layers = attention_layers(m) if m != generated else None
+        rows.append((name, "—" if layers is None else layers, len(r["fused"]),
+                     len(r["near_misses"]), len(r.get("kept", [])), reasons))
+        print(f"recall {name}: {rows[-1][2]} fused", flush=True)
     return rows
+
+
+def logits_diff(model: Path, data: Path, tmp: Path, precision: str) -> str:
+    """Max |fused - unfused| over the logits of one test set, or the error."""
+    outs = {}
+    for fuse in (False, True):
+        out = tmp / f"{model.parent.name}_{precision}_{int(fuse)}"
+        cmd = [str(tool("mp-run")), str(model), "--compare", str(data), "--precision", precision,
+               "--output-dir", str(out)] + (["--fuse-attention"] if fuse else [])
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode not in (0, 1):  # 1: compared, some output out of tolerance
+            return "error: " + (p.stderr.strip().splitlines() or ["?"])[-1][:80]
+        outs[fuse] = np.load(out / "logits.npy").astype(np.float64)
+    return f"{np.max(np.abs(outs[True] - outs[False])):.2e}"
+
+
+def decode_row(model: Path, tmp: Path, steps: int) -> tuple:
+    """examples/decode on `model`: tokens equal?, mp and onnxruntime tokens/s."""
+    sys.path.insert(0, str(REPO / "examples" / "decode"))
+    import decode
+    out = tmp / f"decode_{model.parent.name}"
+    prompt = [5, 17, 42, 3, 9, 11, 2, 7]
+    p = subprocess.run([sys.executable, str(REPO / "examples" / "decode" / "compile_decoder.py"),
+                        str(model), str(out), "--prompt-len", str(len(prompt)),
+                        "--max-seq-len", "64", "--mp-compile", str(tool("mp-compile"))],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        errors = [line for line in p.stderr.splitlines() if "error" in line]
+        reason = errors[0].split("error: ", 1)[-1] if errors else "compile failed"
+        return ("refused: " + reason[:120], "—", "—", "—")
+    tokens, rate = decode.decode_mp(out, prompt, steps)
+    want, ort_rate = decode.decode_onnxruntime(model, prompt, steps)
+    return ("yes" if tokens == want else "NO", f"{rate:.0f}", f"{ort_rate:.0f}",
+            f"{rate / ort_rate:.2f}x")
 
 
 def run(model: Path, inputs: dict[str, Path], out: Path, precision: str, fuse: bool,
@@ -85,14 +147,21 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--lengths", type=int, nargs="+", default=list(CACHE_LENGTHS),
                     help="KV cache lengths to measure")
+    ap.add_argument("--steps", type=int, default=32, help="greedy decoding: tokens per model")
     ap.add_argument("-o", "--output", type=Path)
     args = ap.parse_args(argv)
-    rows_num = []
+    rows_num, rows_corpus = [], []
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         model = tmp / f"tts_decoder_{args.layers}l.onnx"
         onnx.save(tts_decoder.build(share_layer_weights=False, n_layers=args.layers), str(model))
         rec = recall(tmp, model)
+        for m in DECODERS:
+            data = m.parent / "test_data_set_1"
+            row = (m.parent.name, logits_diff(m, data, tmp, "fp32"),
+                   logits_diff(m, data, tmp, "mixed"), *decode_row(m, tmp, args.steps))
+            rows_corpus.append(row)
+            print("corpus", " | ".join(map(str, row)), flush=True)
         for length in args.lengths:
             rng = np.random.default_rng(length)
             feeds = tts_decoder.example_inputs(rng, n_layers=args.layers, batch=1, enc_len=64,
@@ -115,23 +184,43 @@ def main(argv=None) -> int:
     lines = [
         "# Attention fusion: recall, numerics, CPU decode step",
         "",
-        *header(f"python bench/attention.py --layers {args.layers} --repeat {args.repeat}"),
+        *header(f"python bench/attention.py --layers {args.layers} --repeat {args.repeat} "
+                f"--steps {args.steps}"),
         "",
         "## Recall",
         "",
-        "Sites the pass fused and near misses it reported (`mp-opt --mp-fuse-attention`). "
-        "Models that already use a fused op (com.microsoft Attention/MultiHeadAttention, ONNX "
-        "Attention) have no decomposed site.",
+        "Sites the pass fused (decomposed attention, and com.microsoft Attention and "
+        "MultiHeadAttention rewritten), near misses it reported and com.microsoft attention "
+        "ops it kept for their own lowering (`mp-opt --mp-fuse-attention`). Layers: the "
+        "attention layers of a decoder step (one `past_key_values.{i}.key` input each). "
+        "Models with ONNX Attention have no decomposed site.",
         "",
-        *table(["model", "fused", "near misses", "reasons"],
-               [(name, fused, near, "; ".join(reasons)) for name, fused, near, reasons in rec],
-               align="lrrl"),
+        *table(["model", "layers", "fused", "near misses", "kept", "reasons"],
+               [(name, layers, fused, near, kept, "; ".join(reasons))
+                for name, layers, fused, near, kept, reasons in rec],
+               align="lrrrrl"),
     ]
-    total_f = sum(r[1] for r in rec)
-    total_n = sum(r[2] for r in rec)
+    total_f = sum(r[2] for r in rec)
+    total_n = sum(r[3] for r in rec)
+    decoders = [r for r in rec if r[1] != "—"]
     lines += [
         "",
-        f"Total: {total_f} fused of {total_f + total_n} decomposed sites.",
+        f"Total: {total_f} fused, {total_n} near misses, {sum(r[4] for r in rec)} kept. "
+        f"Decoders with every layer fused: {sum(r[2] == r[1] for r in decoders)} of "
+        f"{len(decoders)}.",
+        "",
+        "## Corpus decoders: fused numerics and greedy decoding",
+        "",
+        "Fused vs unfused: max |fused - unfused| of the logits on `test_data_set_1` (decode "
+        "step, batch 2, a left-padded row), `mp-run` with and without `--fuse-attention`. "
+        f"Greedy decoding: `examples/decode` ({args.steps} tokens after an 8-token prompt; the "
+        "step library with `--fuse-attention --max-seq-len 64`, caches updated in place, CPU) "
+        "against onnxruntime on the original model (Concat caches, the whole past passed back "
+        "each step, one thread); tokens/s exclude the prefill; ratio = mp / onnxruntime. "
+        "`refused`: mp-compile's reason for not keeping the caches in place.",
+        "",
+        *table(["decoder", "fp32 fused-unfused", "mixed fused-unfused", "tokens = ort",
+                "mp tokens/s", "ort tokens/s", "ratio"], rows_corpus, align="lrrlrrr"),
         "",
         "## Fused vs unfused, one decoder step",
         "",

@@ -57,7 +57,7 @@ def test_python_loop_matches_onnxruntime(llama_libs):
                           str(model)], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     assert len(_tokens(run.stdout)) == STEPS
-    assert "onnxruntime: the same tokens" in run.stdout
+    assert "onnxruntime: the same tokens" in run.stdout, run.stdout
 
 
 def test_c_loop_matches_onnxruntime(llama_libs):
@@ -70,7 +70,7 @@ def test_c_loop_matches_onnxruntime(llama_libs):
         import decode
     finally:
         sys.path.remove(str(EXAMPLE))
-    want = decode.decode_onnxruntime(model, PROMPT, STEPS)
+    want, _ = decode.decode_onnxruntime(model, PROMPT, STEPS)
     run = subprocess.run([str(DECODE_C), str(out / "libprefill.so"), str(out / "libstep.so"),
                           str(STEPS), *map(str, PROMPT)], capture_output=True, text=True,
                          timeout=600)
