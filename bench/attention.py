@@ -51,9 +51,16 @@ CACHE_LENGTHS = (256, 1024, 4096)
 
 
 def fusion_report(model: Path, tmp: Path) -> dict:
+    """The pass's report; {"error": first error line} when mp-opt fails (a
+    graph that imports only with input shapes)."""
     report = tmp / "report.json"
-    subprocess.run([str(tool("mp-opt")), str(model), f"--mp-fuse-attention=report={report}",
-                    "-o", "/dev/null"], check=True, capture_output=True)
+    report.unlink(missing_ok=True)
+    p = subprocess.run([str(tool("mp-opt")), str(model), f"--mp-fuse-attention=report={report}",
+                        "-o", "/dev/null"], capture_output=True, text=True)
+    if p.returncode != 0:
+        errors = [line for line in p.stderr.splitlines() if "error" in line] or ["failed"]
+        return {"error": errors[0].split("error: ", 1)[-1][:100], "fused": [],
+                "near_misses": []}
     return json.loads(report.read_text())
 
 
@@ -78,6 +85,8 @@ def recall(tmp: Path, generated: Path) -> list[tuple]:
         r = fusion_report(m, tmp)
         reasons = sorted({n["reason"] for n in r["near_misses"]} |
                          {f"kept {k['op']}: {k['reason']}" for k in r.get("kept", [])})
+        if "error" in r:
+            reasons = ["mp-opt without input shapes: " + r["error"]]
         name = (f"{m.parent.parent.name}/{m.parent.name}" if CORPUS in m.parents
                 else m.parent.name if m != generated else generated.stem)
         layers = attention_layers(m) if m != generated else None
