@@ -122,3 +122,28 @@ def test_contrib_attention_becomes_mp_attention(name, tmp_path):
     for s in sets:
         fused = run(d / "model.onnx", s, tmp_path / s.name, fuse=True)
         assert fused.returncode == 0, fused.stdout + fused.stderr
+
+
+SPEECH = REPO.parent / "shared" / "corpus" / "speech"
+
+
+@pytest.mark.parametrize("name", ["bark_semantic_step_ts", "bark_semantic_step_dynamo"])
+def test_finfo_min_masks_fuse(name, tmp_path):
+    """Bark masks with masked_fill(torch.finfo.min) (and, from dynamo, an
+    added padding mask after it): every layer fuses, and the fused runs
+    match onnxruntime's outputs on both test sets."""
+    d = SPEECH / name
+    if not (d / "model.onnx").is_file():
+        pytest.skip(f"the corpus model {name} is absent ({d})")
+    report = tmp_path / "report.json"
+    r = subprocess.run([str(tool("mp-opt")), str(d / "model.onnx"),
+                        f"--mp-fuse-attention=report={report}", "-o", "/dev/null"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(report.read_text())
+    # The corpus Bark has 2 layers.
+    assert data["near_misses"] == [] and len(data["fused"]) == 2
+    assert all("fill-mask" in site["pattern"] for site in data["fused"])
+    for s in ("test_data_set_0", "test_data_set_1"):
+        fused = run(d / "model.onnx", d / s, tmp_path / s, fuse=True)
+        assert fused.returncode == 0, fused.stdout + fused.stderr
