@@ -11,6 +11,7 @@
 
 #include "CausalMask.h"
 #include "ContribAttention.h"
+#include "MergedHeadAttention.h"
 #include "SymbolicDims.h"
 #include "mp/Transforms/Passes.h"
 
@@ -512,16 +513,29 @@ bool looksLikeAttention(SoftmaxOp softmax) {
   return false;
 }
 
+/// Erases the ops of `module` left without uses or side effects.
+void eraseDeadOps(ModuleOp module, RewriterBase &rewriter) {
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      rewriter.eraseOp(op);
+}
+
 struct FuseAttentionPass
     : public mp::impl::FuseAttentionBase<FuseAttentionPass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    IRRewriter rewriter(&getContext());
+    // Heads merged into the batch (BART-family exports) first, in the 4-D
+    // form matched below.
+    if (liftMergedHeadAttention(module, rewriter))
+      eraseDeadOps(module, rewriter); // the 3-D chains, not to be matched
     SmallVector<SoftmaxOp> softmaxes;
     module.walk([&](SoftmaxOp op) { softmaxes.push_back(op); });
     llvm::json::Array fused, nearMisses;
-    IRRewriter rewriter(&getContext());
     for (SoftmaxOp softmax : softmaxes) {
       std::string reason;
       std::string where = siteName(softmax);
@@ -553,13 +567,8 @@ struct FuseAttentionPass
     rewriteContribAttention(module, rewriter, fused, kept);
     // The replaced chains (and repeats or transposes only they read) are
     // dead now.
-    if (!fused.empty()) {
-      SmallVector<Operation *> ops;
-      module.walk([&](Operation *op) { ops.push_back(op); });
-      for (Operation *op : llvm::reverse(ops))
-        if (isOpTriviallyDead(op))
-          rewriter.eraseOp(op);
-    }
+    if (!fused.empty())
+      eraseDeadOps(module, rewriter);
     if (reportFile.empty())
       return;
     llvm::errs() << "mp-fuse-attention: fused " << fused.size()
