@@ -11,6 +11,7 @@
 
 #include "CausalMask.h"
 #include "ContribAttention.h"
+#include "MergedHeadAttention.h"
 #include "SymbolicDims.h"
 #include "mp/Transforms/Passes.h"
 
@@ -64,6 +65,14 @@ struct AttentionSite {
   Type widenedFrom;
   bool nanGuard = false;
   Value guardZero;
+  /// masked_fill with a finite fill at or below -1e30 (torch.finfo.min:
+  /// Bark, GPT-2 style): Where(fillCondition, scores, fill), or with
+  /// `fillInverted` Where(fillCondition, fill, scores). It becomes the
+  /// additive mask Where(fillCondition, 0, fill), exact since such a fill
+  /// absorbs any finite score; it also joins an added mask.
+  Value fillCondition;
+  double fill = 0;
+  bool fillInverted = false;
   /// What the site was written with, for the report.
   SmallVector<std::string> pattern;
   /// The ops the site replaces, from Q.K^T to P.V.
@@ -245,11 +254,14 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
     // soft-capped: Mul, Div and Tanh on the way).
     auto fromScores = [](Value s) {
       Operation *d = s.getDefiningOp();
-      for (int step = 0; step < 5 && d && isa<MulOp, DivOp, TanhOp, CastOp>(d);
+      for (int step = 0;
+           step < 5 && d && isa<MulOp, DivOp, TanhOp, CastOp, WhereOp>(d);
            ++step) {
         Value next = d->getOperand(0);
         if (isa<MulOp>(d) && scalarConstant(next))
           next = d->getOperand(1);
+        if (auto where = dyn_cast<WhereOp>(d))
+          next = scalarConstant(where.getY()) ? where.getX() : where.getY();
         d = next.getDefiningOp();
       }
       return isa_and_nonnull<MatMulOp>(d);
@@ -264,7 +276,9 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
     site.mask = scores == add.getLhs() ? add.getRhs() : add.getLhs();
     chain.push_back(add);
     x = scores;
-  } else if (auto where = dyn_cast_or_null<WhereOp>(def)) {
+    def = x.getDefiningOp();
+  }
+  if (auto where = dyn_cast_or_null<WhereOp>(def)) {
     // Where(keep, scores, -inf), or Where(drop, -inf, scores) as
     // masked_fill exports it.
     std::optional<double> fill = scalarConstant(where.getY());
@@ -275,11 +289,19 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
     }
     if (!fill)
       return fail("the mask fill is not a scalar constant");
-    if (!std::isinf(*fill) || *fill > 0)
-      return fail("the mask fill is a finite value, not -inf");
+    if (*fill > -1e30)
+      return fail("the mask fill is a finite value above -1e30, not -inf");
     if (!x.hasOneUse())
       return fail("the masked scores have another consumer");
-    site.mask = where.getCondition();
+    if (std::isinf(*fill) && !site.mask) {
+      site.mask = where.getCondition();
+    } else {
+      site.fillCondition = where.getCondition();
+      site.fill = *fill;
+      site.fillInverted = site.invertMask;
+      site.invertMask = false;
+      site.pattern.push_back("fill-mask");
+    }
     chain.push_back(where);
     x = scores;
   }
@@ -454,6 +476,8 @@ FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
                   "Where(keep, 0, -inf)");
     site.mask = select.getCondition();
   }
+  if (site.fillCondition && site.widenedFrom)
+    return fail("a finite-fill mask over half Q, K and V");
   if (site.causal)
     site.pattern.push_back("causal");
   else if (site.mask)
@@ -489,16 +513,29 @@ bool looksLikeAttention(SoftmaxOp softmax) {
   return false;
 }
 
+/// Erases the ops of `module` left without uses or side effects.
+void eraseDeadOps(ModuleOp module, RewriterBase &rewriter) {
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      rewriter.eraseOp(op);
+}
+
 struct FuseAttentionPass
     : public mp::impl::FuseAttentionBase<FuseAttentionPass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    IRRewriter rewriter(&getContext());
+    // Heads merged into the batch (BART-family exports) first, in the 4-D
+    // form matched below.
+    if (liftMergedHeadAttention(module, rewriter))
+      eraseDeadOps(module, rewriter); // the 3-D chains, not to be matched
     SmallVector<SoftmaxOp> softmaxes;
     module.walk([&](SoftmaxOp op) { softmaxes.push_back(op); });
     llvm::json::Array fused, nearMisses;
-    IRRewriter rewriter(&getContext());
     for (SoftmaxOp softmax : softmaxes) {
       std::string reason;
       std::string where = siteName(softmax);
@@ -530,13 +567,8 @@ struct FuseAttentionPass
     rewriteContribAttention(module, rewriter, fused, kept);
     // The replaced chains (and repeats or transposes only they read) are
     // dead now.
-    if (!fused.empty()) {
-      SmallVector<Operation *> ops;
-      module.walk([&](Operation *op) { ops.push_back(op); });
-      for (Operation *op : llvm::reverse(ops))
-        if (isOpTriviallyDead(op))
-          rewriter.eraseOp(op);
-    }
+    if (!fused.empty())
+      eraseDeadOps(module, rewriter);
     if (reportFile.empty())
       return;
     llvm::errs() << "mp-fuse-attention: fused " << fused.size()
@@ -569,6 +601,30 @@ struct FuseAttentionPass
     Value mask = site.mask;
     if (site.invertMask)
       mask = NotOp::create(rewriter, loc, mask);
+    // Ops built for the mask, erased again if the rewrite is abandoned.
+    SmallVector<Operation *> maskOps;
+    if (site.fillCondition) {
+      Type elt = getElementTypeOrSelf(site.q.getType());
+      auto scalar = [&](double value) -> Value {
+        auto constant = ConstantOp::create(
+            rewriter, loc,
+            DenseElementsAttr::get(RankedTensorType::get({}, elt),
+                                   rewriter.getFloatAttr(elt, value)));
+        maskOps.push_back(constant);
+        return constant;
+      };
+      Value zero = scalar(0), fill = scalar(site.fill);
+      auto additive = WhereOp::create(rewriter, loc, site.fillCondition,
+                                      site.fillInverted ? fill : zero,
+                                      site.fillInverted ? zero : fill);
+      maskOps.push_back(additive);
+      mask = additive;
+      if (site.mask) {
+        auto joined = AddOp::create(rewriter, loc, additive, site.mask);
+        maskOps.push_back(joined);
+        mask = joined;
+      }
+    }
     Value k = site.k;
     if (site.kTransposed)
       k = TransposeOp::create(rewriter, loc, k,
@@ -675,6 +731,8 @@ struct FuseAttentionPass
         rewriter.eraseOp(k.getDefiningOp());
       if (site.invertMask)
         rewriter.eraseOp(mask.getDefiningOp());
+      for (Operation *op : llvm::reverse(maskOps))
+        rewriter.eraseOp(op);
       return false;
     }
     Value out = attention.getOutput();

@@ -122,3 +122,52 @@ def test_contrib_attention_becomes_mp_attention(name, tmp_path):
     for s in sets:
         fused = run(d / "model.onnx", s, tmp_path / s.name, fuse=True)
         assert fused.returncode == 0, fused.stdout + fused.stderr
+
+
+SPEECH = REPO.parent / "shared" / "corpus" / "speech"
+
+
+@pytest.mark.parametrize("name", ["bark_semantic_step_ts", "bark_semantic_step_dynamo"])
+def test_finfo_min_masks_fuse(name, tmp_path):
+    """Bark masks with masked_fill(torch.finfo.min) (and, from dynamo, an
+    added padding mask after it): every layer fuses, and the fused runs
+    match onnxruntime's outputs on both test sets."""
+    d = SPEECH / name
+    if not (d / "model.onnx").is_file():
+        pytest.skip(f"the corpus model {name} is absent ({d})")
+    report = tmp_path / "report.json"
+    r = subprocess.run([str(tool("mp-opt")), str(d / "model.onnx"),
+                        f"--mp-fuse-attention=report={report}", "-o", "/dev/null"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(report.read_text())
+    # The corpus Bark has 2 layers.
+    assert data["near_misses"] == [] and len(data["fused"]) == 2
+    assert all("fill-mask" in site["pattern"] for site in data["fused"])
+    for s in ("test_data_set_0", "test_data_set_1"):
+        fused = run(d / "model.onnx", d / s, tmp_path / s, fuse=True)
+        assert fused.returncode == 0, fused.stdout + fused.stderr
+
+
+def test_merged_head_attention_fuses(tmp_path):
+    """SpeechT5's decoder step computes attention with the heads merged into
+    the batch ([B*H, S, D], as BART-family models do): its self- and
+    cross-attention of both layers fuse, and the fused runs of both exports
+    match onnxruntime's outputs on both test sets."""
+    d = SPEECH / "speecht5_decoder_step_dynamo"
+    if not (d / "model.onnx").is_file():
+        pytest.skip(f"the corpus model is absent ({d})")
+    report = tmp_path / "report.json"
+    r = subprocess.run([str(tool("mp-opt")), str(d / "model.onnx"),
+                        f"--mp-fuse-attention=report={report}", "-o", "/dev/null"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(report.read_text())
+    assert data["near_misses"] == [] and len(data["fused"]) == 4
+    # The TorchScript export imports only with input shapes (an If on the
+    # decoder length), so it is checked through mp-run alone.
+    for name in ("speecht5_decoder_step_dynamo", "speecht5_decoder_step_ts"):
+        for s in ("test_data_set_0", "test_data_set_1"):
+            fused = run(SPEECH / name / "model.onnx", SPEECH / name / s, tmp_path / name / s,
+                        fuse=True)
+            assert fused.returncode == 0, fused.stdout + fused.stderr

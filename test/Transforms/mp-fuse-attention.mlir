@@ -153,8 +153,9 @@ func.func @scores_escape(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: 
 
 // -----
 
-// Near miss: Where fills with -10000, not -inf (a fully masked row would
-// differ).
+// Near miss: Where fills with -10000, not -inf or a fill at or below -1e30
+// that absorbs the scores (an additive mask of -10000 would not give the
+// same masked scores).
 // CHECK-LABEL: func.func @finite_fill(
 // CHECK-NOT: mp.attention
 func.func @finite_fill(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>, %keep: tensor<1x1x4x4xi1>) -> tensor<1x2x4x8xf32> {
@@ -164,6 +165,106 @@ func.func @finite_fill(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: te
   %p = mp.softmax %w {axes = array<i64: 3>} : tensor<1x2x4x4xf32> loc("softmax_fill")
   %o = mp.matmul %p, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// BART-family attention with the heads merged into the batch (trimmed from
+// speecht5_decoder_step_dynamo's cross-attention): Q, K and V reshaped from
+// [B, H, S, D] to [B*H, S, D], the scores reshaped to [B, H, S, T] for the
+// mask and back, the output reshaped to [B, H, S, D]. Lifted to 4-D, then
+// fused.
+// CHECK-LABEL: func.func @merged_heads(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x1x32xf32>, %[[K:[^:]*]]: tensor<1x2x5x32xf32>, %[[V:[^:]*]]: tensor<1x2x5x32xf32>, %[[M:[^:]*]]: tensor<1x1x1x5xf32>
+// CHECK: %[[O:.*]], %{{.*}}, %{{.*}}, %{{.*}} = mp.attention %[[Q]], %[[K]], %[[V]] mask %[[M]] {scale = 1.000000e+00 : f32}
+// CHECK-NOT: mp.softmax
+// CHECK-NOT: mp.reshape
+// CHECK: return %[[O]]
+func.func @merged_heads(%q: tensor<1x2x1x32xf32>, %k: tensor<1x2x5x32xf32>, %v: tensor<1x2x5x32xf32>, %mask: tensor<1x1x1x5xf32>) -> tensor<1x2x1x32xf32> {
+  %bh_s_d = mp.constant dense<[2, -1, 32]> : tensor<3xi64>
+  %b_h_s_t = mp.constant dense<[1, 2, 1, -1]> : tensor<4xi64>
+  %bh_s_t = mp.constant dense<[2, 1, -1]> : tensor<3xi64>
+  %b_h_s_d = mp.constant dense<[1, 2, 1, 32]> : tensor<4xi64>
+  %q3 = mp.reshape %q, %bh_s_d {allowzero = true} : (tensor<1x2x1x32xf32>, tensor<3xi64>) -> tensor<2x1x32xf32>
+  %k3 = mp.reshape %k, %bh_s_d {allowzero = true} : (tensor<1x2x5x32xf32>, tensor<3xi64>) -> tensor<2x5x32xf32>
+  %v3 = mp.reshape %v, %bh_s_d {allowzero = true} : (tensor<1x2x5x32xf32>, tensor<3xi64>) -> tensor<2x5x32xf32>
+  %kt = mp.transpose %k3 {perm = array<i64: 0, 2, 1>} : tensor<2x5x32xf32> -> tensor<2x32x5xf32>
+  %s3 = mp.matmul %q3, %kt : (tensor<2x1x32xf32>, tensor<2x32x5xf32>) -> tensor<2x1x5xf32>
+  %s4 = mp.reshape %s3, %b_h_s_t {allowzero = true} : (tensor<2x1x5xf32>, tensor<4xi64>) -> tensor<1x2x1x5xf32>
+  %m4 = mp.add %s4, %mask : (tensor<1x2x1x5xf32>, tensor<1x1x1x5xf32>) -> tensor<1x2x1x5xf32>
+  %m3 = mp.reshape %m4, %bh_s_t {allowzero = true} : (tensor<1x2x1x5xf32>, tensor<3xi64>) -> tensor<2x1x5xf32>
+  %p = mp.softmax %m3 {axes = array<i64: 2>} : tensor<2x1x5xf32> loc("speecht5_softmax")
+  %o3 = mp.matmul %p, %v3 : (tensor<2x1x5xf32>, tensor<2x5x32xf32>) -> tensor<2x1x32xf32>
+  %o4 = mp.reshape %o3, %b_h_s_d {allowzero = true} : (tensor<2x1x32xf32>, tensor<4xi64>) -> tensor<1x2x1x32xf32>
+  return %o4 : tensor<1x2x1x32xf32>
+}
+
+// -----
+
+// Not lifted: the output is reshaped to [B, S, H*D] directly, so nothing
+// proves which split of the merged batch the caller reads.
+// CHECK-LABEL: func.func @merged_heads_other_output(
+// CHECK: mp.softmax
+// CHECK-NOT: mp.attention
+func.func @merged_heads_other_output(%q: tensor<1x2x1x32xf32>, %k: tensor<1x2x5x32xf32>, %v: tensor<1x2x5x32xf32>) -> tensor<1x1x64xf32> {
+  %bh_s_d = mp.constant dense<[2, -1, 32]> : tensor<3xi64>
+  %b_s_hd = mp.constant dense<[1, 1, 64]> : tensor<3xi64>
+  %q3 = mp.reshape %q, %bh_s_d {allowzero = true} : (tensor<1x2x1x32xf32>, tensor<3xi64>) -> tensor<2x1x32xf32>
+  %k3 = mp.reshape %k, %bh_s_d {allowzero = true} : (tensor<1x2x5x32xf32>, tensor<3xi64>) -> tensor<2x5x32xf32>
+  %v3 = mp.reshape %v, %bh_s_d {allowzero = true} : (tensor<1x2x5x32xf32>, tensor<3xi64>) -> tensor<2x5x32xf32>
+  %kt = mp.transpose %k3 {perm = array<i64: 0, 2, 1>} : tensor<2x5x32xf32> -> tensor<2x32x5xf32>
+  %s3 = mp.matmul %q3, %kt : (tensor<2x1x32xf32>, tensor<2x32x5xf32>) -> tensor<2x1x5xf32>
+  %p = mp.softmax %s3 {axes = array<i64: 2>} : tensor<2x1x5xf32> loc("merged_other_softmax")
+  %o3 = mp.matmul %p, %v3 : (tensor<2x1x5xf32>, tensor<2x5x32xf32>) -> tensor<2x1x32xf32>
+  %o = mp.reshape %o3, %b_s_hd {allowzero = true} : (tensor<2x1x32xf32>, tensor<3xi64>) -> tensor<1x1x64xf32>
+  return %o : tensor<1x1x64xf32>
+}
+
+// -----
+
+// Bark's masked_fill with torch.finfo(float32).min (trimmed from
+// bark_semantic_step_ts): Where(drop, min, scores) becomes the additive mask
+// Where(drop, min, 0), exact since min absorbs any finite score.
+// CHECK-LABEL: func.func @finfo_min_fill(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x4x3x16xf32>, %[[KT:[^:]*]]: tensor<1x4x16x3xf32>, %[[V:[^:]*]]: tensor<1x4x3x16xf32>, %[[BIAS:[^:]*]]: tensor<1x1x3x3xi1>
+// CHECK: %[[DROP:.*]] = mp.equal
+// CHECK-DAG: %[[ZERO:.*]] = mp.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[MIN:.*]] = mp.constant dense<-3.40282347E+38> : tensor<f32>
+// CHECK: %[[MASK:.*]] = mp.where %[[DROP]], %[[MIN]], %[[ZERO]]
+// CHECK: mp.attention %[[Q]], %{{.*}}, %[[V]] mask %[[MASK]]
+// CHECK-NOT: mp.softmax
+func.func @finfo_min_fill(%q: tensor<1x4x3x16xf32>, %kt: tensor<1x4x16x3xf32>, %v: tensor<1x4x3x16xf32>, %bias: tensor<1x1x3x3xi1>) -> tensor<1x4x3x16xf32> {
+  %s = mp.matmul %q, %kt : (tensor<1x4x3x16xf32>, tensor<1x4x16x3xf32>) -> tensor<1x4x3x3xf32>
+  %b = mp.cast %bias {to = i64} : tensor<1x1x3x3xi1> -> tensor<1x1x3x3xi64>
+  %zero = mp.constant dense<0> : tensor<i64>
+  %drop = mp.equal %b, %zero : (tensor<1x1x3x3xi64>, tensor<i64>) -> tensor<1x1x3x3xi1>
+  %min = mp.constant dense<-3.40282347E+38> : tensor<f32>
+  %w = mp.where %drop, %min, %s : (tensor<1x1x3x3xi1>, tensor<f32>, tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %p = mp.softmax %w {axes = array<i64: 3>} : tensor<1x4x3x3xf32> loc("bark_ts_softmax")
+  %o = mp.matmul %p, %v : (tensor<1x4x3x3xf32>, tensor<1x4x3x16xf32>) -> tensor<1x4x3x16xf32>
+  return %o : tensor<1x4x3x16xf32>
+}
+
+// -----
+
+// Bark's dynamo export adds the padding mask after the masked_fill
+// (trimmed from bark_semantic_step_dynamo): both become one additive mask.
+// CHECK-LABEL: func.func @finfo_min_fill_then_added_mask(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x4x1x16xf32>, %[[KT:[^:]*]]: tensor<1x4x16x6xf32>, %[[V:[^:]*]]: tensor<1x4x6x16xf32>, %[[DROP:[^:]*]]: tensor<1x1x1x6xi1>, %[[PAD:[^:]*]]: tensor<1x1x1x6xf32>
+// CHECK: %[[FILL:.*]] = mp.where %[[DROP]]
+// CHECK: %[[MASK:.*]] = mp.add %[[FILL]], %[[PAD]]
+// CHECK: mp.attention %{{.*}}, %{{.*}}, %[[V]] mask %[[MASK]] {scale = 2.500000e-01 : f32}
+// CHECK-NOT: mp.softmax
+func.func @finfo_min_fill_then_added_mask(%q: tensor<1x4x1x16xf32>, %kt: tensor<1x4x16x6xf32>, %v: tensor<1x4x6x16xf32>, %drop: tensor<1x1x1x6xi1>, %pad: tensor<1x1x1x6xf32>) -> tensor<1x4x1x16xf32> {
+  %s = mp.matmul %q, %kt : (tensor<1x4x1x16xf32>, tensor<1x4x16x6xf32>) -> tensor<1x4x1x6xf32>
+  %c = mp.constant dense<2.500000e-01> : tensor<f32>
+  %scaled = mp.mul %s, %c : (tensor<1x4x1x6xf32>, tensor<f32>) -> tensor<1x4x1x6xf32>
+  %min = mp.constant dense<-3.40282347E+38> : tensor<f32>
+  %w = mp.where %drop, %min, %scaled : (tensor<1x1x1x6xi1>, tensor<f32>, tensor<1x4x1x6xf32>) -> tensor<1x4x1x6xf32>
+  %m = mp.add %w, %pad : (tensor<1x4x1x6xf32>, tensor<1x1x1x6xf32>) -> tensor<1x4x1x6xf32>
+  %p = mp.softmax %m {axes = array<i64: 3>} : tensor<1x4x1x6xf32> loc("bark_dynamo_softmax")
+  %o = mp.matmul %p, %v : (tensor<1x4x1x6xf32>, tensor<1x4x6x16xf32>) -> tensor<1x4x1x16xf32>
+  return %o : tensor<1x4x1x16xf32>
 }
 
 // -----
@@ -603,10 +704,10 @@ func.func @classifier(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
 }
 
 
-// The whole file as one module: ten sites and two com.microsoft ops fuse
-// (one site causal), six are near misses, each with its reason, named by
-// its ONNX node (or location), and one com.microsoft op is kept.
-// SUMMARY: mp-fuse-attention: fused 12 attention site(s), 6 near miss(es), 1 com.microsoft attention op(s) kept
+// The whole file as one module: thirteen sites and two com.microsoft ops
+// fuse (one site causal), seven are near misses, each with its reason, named
+// by its ONNX node (or location), and one com.microsoft op is kept.
+// SUMMARY: mp-fuse-attention: fused 15 attention site(s), 7 near miss(es), 1 com.microsoft attention op(s) kept
 // REPORT:      "fused": [
 // REPORT:        "nodes": [
 // REPORT-NEXT:     "qk",
@@ -650,7 +751,7 @@ func.func @classifier(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
 // REPORT-NEXT:   "softmax": "softmax_per_head"
 // REPORT:        "reason": "the raw scores have another consumer",
 // REPORT-NEXT:   "softmax": "softmax_escape"
-// REPORT:        "reason": "the mask fill is a finite value, not -inf",
+// REPORT:        "reason": "the mask fill is a finite value above -1e30, not -inf",
 // REPORT-NEXT:   "softmax": "softmax_fill"
 // REPORT:        "reason": "the scale comes after the mask",
 // REPORT-NEXT:   "softmax": "softmax_late_scale"

@@ -124,8 +124,14 @@ def FuseAttention : Pass<"mp-fuse-attention", "mlir::ModuleOp"> {
     fused output), the scale applied to Q and to K^T separately, K^T written
     as Reshape/Transpose chains (dynamo), K/V repeated by Expand and Reshape
     (`repeat_kv`), fp16 scores widened to f32 around the Softmax, bool or
-    additive masks built from `attention_mask` and a causal triangle, and
-    past K/V joined by Concat, which become the op's past and present.
+    additive masks built from `attention_mask` and a causal triangle,
+    masked_fill with a finite fill at or below -1e30 (torch.finfo.min, as
+    Bark writes it; it becomes an additive mask, exact since such a fill
+    absorbs any score), and past K/V joined by Concat, which become the
+    op's past and present. BART-family attention with the heads merged into
+    the batch (SpeechT5: [B*H, S, D] Q/K/V, the scores viewed as
+    [B, H, S, T] only to add the mask) is first lifted to the 4-D form when
+    the shapes prove every reshape merges or splits the first two dims.
 
     onnxruntime's com.microsoft MultiHeadAttention and Attention (models
     from its transformer optimizer and onnxruntime-genai) become
