@@ -65,7 +65,6 @@ def fusion_report(model: Path, tmp: Path) -> dict:
 
 
 CORPUS = REPO.parent / "shared" / "corpus"
-DECODERS = sorted(CORPUS.glob("decoders/*/model.onnx"))
 
 
 def attention_layers(model: Path) -> int | None:
@@ -76,8 +75,8 @@ def attention_layers(model: Path) -> int | None:
     return n or None
 
 
-def recall(tmp: Path, generated: Path) -> list[tuple]:
-    models = sorted(CORPUS.glob("*/*/model.onnx"))
+def recall(tmp: Path, generated: Path, corpus: Path) -> list[tuple]:
+    models = sorted(corpus.glob("*/*/model.onnx"))
     models += sorted((REPO.parent / "shared" / "models").glob("*/model.onnx"))
     models += sorted((REPO / "examples").glob("*/model.onnx")) + [generated]
     rows = []
@@ -87,7 +86,7 @@ def recall(tmp: Path, generated: Path) -> list[tuple]:
                          {f"kept {k['op']}: {k['reason']}" for k in r.get("kept", [])})
         if "error" in r:
             reasons = ["mp-opt without input shapes: " + r["error"]]
-        name = (f"{m.parent.parent.name}/{m.parent.name}" if CORPUS in m.parents
+        name = (f"{m.parent.parent.name}/{m.parent.name}" if corpus in m.parents
                 else m.parent.name if m != generated else generated.stem)
         layers = attention_layers(m) if m != generated else None
         rows.append((name, "—" if layers is None else layers, len(r["fused"]),
@@ -158,6 +157,8 @@ def main(argv=None) -> int:
     ap.add_argument("--lengths", type=int, nargs="+", default=list(CACHE_LENGTHS),
                     help="KV cache lengths to measure")
     ap.add_argument("--steps", type=int, default=32, help="greedy decoding: tokens per model")
+    ap.add_argument("--corpus", type=Path, default=CORPUS,
+                    help="the corpus (decoders/ and speech/ folders of models)")
     ap.add_argument("-o", "--output", type=Path)
     args = ap.parse_args(argv)
     rows_num, rows_corpus = [], []
@@ -165,8 +166,8 @@ def main(argv=None) -> int:
         tmp = Path(t)
         model = tmp / f"tts_decoder_{args.layers}l.onnx"
         onnx.save(tts_decoder.build(share_layer_weights=False, n_layers=args.layers), str(model))
-        rec = recall(tmp, model)
-        for m in DECODERS:
+        rec = recall(tmp, model, args.corpus)
+        for m in sorted(args.corpus.glob("decoders/*/model.onnx")):
             data = m.parent / "test_data_set_1"
             row = (m.parent.name, logits_diff(m, data, tmp, "fp32"),
                    logits_diff(m, data, tmp, "mixed"), *decode_row(m, tmp, args.steps))

@@ -1,7 +1,8 @@
-"""bench/attention.py keeps working on a 1-layer decoder with a short cache:
-every decomposed site of the generated decoder fuses, and fused and
-unfused fp32 outputs agree (issue goal: within 1e-5 relative). Times are
-not asserted; bench/attention.md records them."""
+"""bench/attention.py keeps working on a 1-layer decoder with a short cache
+and a corpus of one decoder (Llama, dynamo export): every decomposed site
+fuses, fused and unfused fp32 outputs agree (issue goal: within 1e-5
+relative), and greedy decoding with in-place caches gives onnxruntime's
+tokens. Times are not asserted; bench/attention.md records them."""
 
 from pathlib import Path
 
@@ -17,10 +18,24 @@ def test_attention_bench_smoke(tmp_path):
             pytest.skip(f"build/bin/{tool} is not built")
     bench = load_bench("attention")
     out = tmp_path / "attention.md"
-    assert bench.main(["--layers", "1", "--repeat", "1", "--lengths", "16", "-o", str(out)]) == 0
+    llama = REPO.parent / "shared" / "corpus" / "decoders" / "llama_dynamo"
+    corpus = tmp_path / "corpus"
+    (corpus / "decoders").mkdir(parents=True)
+    if llama.is_dir():
+        (corpus / "decoders" / "llama_dynamo").symlink_to(llama)
+    assert bench.main(["--layers", "1", "--repeat", "1", "--lengths", "16", "--steps", "4",
+                       "--corpus", str(corpus), "-o", str(out)]) == 0
     text = out.read_text()
+    # | model | layers | fused | near misses | kept | reasons |
     generated = [line.split("|") for line in text.splitlines() if line.startswith("| tts_decoder_1l ")]
-    assert generated and int(generated[0][2]) == 2 and int(generated[0][3]) == 0
+    assert generated and int(generated[0][3]) == 2 and int(generated[0][4]) == 0
+    if llama.is_dir():
+        recall = [line.split("|") for line in text.splitlines()
+                  if line.startswith("| decoders/llama_dynamo ")]
+        assert recall and int(recall[0][2]) == int(recall[0][3]) == 2
+        # | decoder | fp32 fused-unfused | mixed fused-unfused | tokens = ort | ...
+        decoding = [line.split("|") for line in text.splitlines() if line.startswith("| llama_dynamo ")]
+        assert decoding and float(decoding[0][2]) <= 1e-5 and decoding[0][4].strip() == "yes"
     rows = {line.split("|")[2].strip(): line.split("|") for line in text.splitlines()
             if line.startswith("| 16 |")}
     assert set(rows) == {"fp32", "mixed"}
