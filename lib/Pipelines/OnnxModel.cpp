@@ -131,8 +131,8 @@ std::unique_ptr<OnnxModel> OnnxModel::load(MLIRContext *ctx, StringRef path,
 /// do not depend on values. With `runtimeShapes` (dynamic-shape variants)
 /// only the operands the lowering needs as constants count: Reshape,
 /// Expand, ConstantOfShape, Range, Tile, Trilu, TopK's k, OneHot's depth,
-/// Pad's pads and GroupQueryAttention's total_sequence_length take
-/// run-time values there.
+/// Pad's pads, GroupQueryAttention's total_sequence_length and an If's
+/// condition take run-time values there.
 static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen,
                          bool runtimeShapes) {
   for (OpOperand &use : v.getUses()) {
@@ -155,8 +155,10 @@ static bool decidesShape(Value v, llvm::SmallPtrSetImpl<Operation *> &seen,
         (isa<SliceOp, ResizeOp>(user) && i != 0) ||
         (isa<PadOp>(user) && is(cast<PadOp>(user).getAxes())) ||
         // An If's condition: compiled in, the branch is chosen at compile
-        // time and no device value is read on the host (CUDA target).
-        (isa<IfOp>(user) && is(cast<IfOp>(user).getCondition()));
+        // time and no device value is read on the host (CUDA target);
+        // dynamic-shape variants take it at run time (scf.if).
+        (!runtimeShapes && isa<IfOp>(user) &&
+         is(cast<IfOp>(user).getCondition()));
     if (direct)
       return true;
     if (isa<ShapeOp, SizeOp>(user) || !seen.insert(user).second)

@@ -694,6 +694,31 @@ def test_if_of_different_ranks_with_dynamic_shapes(tmp_path):
             assert rows["sum"].endswith("PASS") and rows["twice"].endswith("PASS"), run.stdout
 
 
+def test_if_on_a_run_time_value(tmp_path):
+    """silero VAD picks its 16 kHz or 8 kHz subgraph with an If on the
+    sample-rate input. With dynamic shapes the condition is a run-time
+    value (scf.if), so one library and one JIT variant serve both rates and
+    any batch and chunk length; checked against onnxruntime."""
+    model = REPO.parent / "shared" / "models" / "silero_vad_op18_ifless" / "model.onnx"
+    if not (MP_COMPILE.is_file() and model.is_file()):
+        pytest.skip("mp-compile or ../shared/models is missing")
+    lib_path = tmp_path / "libvad.so"
+    built = subprocess.run([str(MP_COMPILE), str(model), "-o", str(lib_path), "--dynamic-shapes"],
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr
+    lib = mp.load(lib_path)
+    assert "sr" in [name for name, _, _ in lib.inputs]
+    jit = mp.compile(model, dynamic_shapes=True)
+    rng = np.random.default_rng(16)
+    for sr, batch, length in ((16000, 2, 512), (8000, 2, 256), (16000, 1, 1024), (8000, 3, 512)):
+        feeds = {"input": (0.1 * rng.standard_normal((batch, length))).astype(np.float32),
+                 "sr": np.array(sr, np.int64),
+                 "state": (0.1 * rng.standard_normal((2, batch, 128))).astype(np.float32)}
+        for ours, where in ((lib.run(feeds), "library"), (jit.run(feeds), "JIT")):
+            _assert_matches_ort(ours, model, feeds, 1e-4, f"{where} sr={sr} {batch}x{length}")
+    assert jit.num_variants == 1
+
+
 SHARED_MODELS = REPO.parent / "shared" / "models"
 
 

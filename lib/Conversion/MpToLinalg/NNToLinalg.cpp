@@ -844,7 +844,9 @@ struct PadLowering : public OpRewritePattern<PadOp> {
   }
 };
 
-/// mp.if becomes scf.if on the extracted condition.
+/// mp.if becomes scf.if on the extracted condition (an If the specializer
+/// could not fold: its condition is a run-time value, as silero's sample
+/// rate in a dynamic-shape library).
 struct IfLowering : public OpRewritePattern<IfOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(IfOp op,
@@ -865,7 +867,15 @@ struct IfLowering : public OpRewritePattern<IfOp> {
     for (Region *r : {&ifOp.getThenRegion(), &ifOp.getElseRegion()}) {
       Operation *yield = r->front().getTerminator();
       rewriter.setInsertionPoint(yield);
-      rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, yield->getOperands());
+      // A branch may yield a more static type than the If's (where the
+      // other branch differs).
+      SmallVector<Value> values;
+      for (auto [v, type] :
+           llvm::zip(yield->getOperands(), op.getResultTypes()))
+        values.push_back(v.getType() == type
+                             ? v
+                             : tensor::CastOp::create(rewriter, loc, type, v));
+      rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, values);
     }
     rewriter.replaceOp(op, ifOp.getResults());
     return success();
