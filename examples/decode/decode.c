@@ -30,26 +30,6 @@ typedef struct {
   void **inputs, **outputs;
 } model;
 
-static size_t dtypeBytes(int32_t dtype) {
-  switch (dtype) {
-  case MP_DTYPE_UINT8:
-  case MP_DTYPE_INT8:
-  case MP_DTYPE_BOOL:
-    return 1;
-  case MP_DTYPE_UINT16:
-  case MP_DTYPE_INT16:
-  case MP_DTYPE_FLOAT16:
-  case MP_DTYPE_BFLOAT16:
-    return 2;
-  case MP_DTYPE_INT32:
-  case MP_DTYPE_UINT32:
-  case MP_DTYPE_FLOAT32:
-    return 4;
-  default:
-    return 8;
-  }
-}
-
 static size_t numElements(const mp_tensor_desc *t) {
   size_t n = 1;
   for (int32_t d = 0; d < t->rank; ++d)
@@ -58,7 +38,7 @@ static size_t numElements(const mp_tensor_desc *t) {
 }
 
 static size_t tensorBytes(const mp_tensor_desc *t) {
-  return numElements(t) * dtypeBytes(t->dtype);
+  return numElements(t) * mp_dtype_size(t->dtype);
 }
 
 static int fail(const char *what) {
@@ -203,7 +183,7 @@ int main(int argc, char **argv) {
     int p = find(pd->outputs, pd->num_outputs, present);
     if (o < 0 || p < 0)
       return fail("a cache input has no present output of the same name");
-    size_t row = (size_t)cache->shape[3] * dtypeBytes(cache->dtype);
+    size_t row = (size_t)cache->shape[3] * mp_dtype_size(cache->dtype);
     for (int64_t h = 0; h < cache->shape[1]; ++h)
       memcpy((char *)step.inputs[i] + (size_t)(h * capacity) * row,
              (char *)prefill.outputs[p] + (size_t)(h * promptLen) * row,

@@ -72,6 +72,28 @@ bool adopt(Value result, Type want) {
   return true;
 }
 
+/// The parts both contrib ops share once their Q, K, V and past are 3-D
+/// and 4-D tensors: the mask (attention_bias plus the padding mask's
+/// filter where it is <= 0) and the op itself, causal if unidirectional.
+template <typename ContribOp>
+AttentionOp buildAttention(RewriterBase &rewriter, ContribOp op, Value q,
+                           Value k, Value v, Value padding, Value pastK,
+                           Value pastV) {
+  Location loc = op.getLoc();
+  Value mask = op.getAttentionBias();
+  if (padding)
+    mask = paddingMask(rewriter, loc, padding,
+                       op.getMaskFilterValue().convertToDouble(),
+                       getElementTypeOrSelf(q.getType()), mask);
+  int64_t n = op.getNumHeads();
+  return AttentionOp::create(
+      rewriter, loc, q, k, v, mask, pastK, pastV, Value(), Value(),
+      rewriter.getBoolAttr(op.getUnidirectional()),
+      rewriter.getI64IntegerAttr(n), rewriter.getI64IntegerAttr(n),
+      rewriter.getI64IntegerAttr(0), op.getScaleAttr(),
+      rewriter.getF32FloatAttr(0), TypeAttr());
+}
+
 /// Erases what was built in front of `op` since `before` (the op that
 /// preceded it then, or null at the block's start), last first.
 void eraseBuilt(RewriterBase &rewriter, Operation *op, Operation *before) {
@@ -131,19 +153,9 @@ bool rewrite(RewriterBase &rewriter, MultiHeadAttentionOp op) {
     v = AddOp::create(rewriter, loc, v,
                       sliceLast(rewriter, loc, bias, wq + wk, wq + wk + wv));
   }
-  Type element = getElementTypeOrSelf(q.getType());
-  Value mask = op.getAttentionBias();
-  if (Value padding = op.getKeyPaddingMask())
-    mask = paddingMask(rewriter, loc, padding,
-                       op.getMaskFilterValue().convertToDouble(), element,
-                       mask);
-  int64_t n = op.getNumHeads();
-  auto attention = AttentionOp::create(
-      rewriter, loc, q, k, v, mask, op.getPastKey(), op.getPastValue(),
-      Value(), Value(), rewriter.getBoolAttr(op.getUnidirectional()),
-      rewriter.getI64IntegerAttr(n), rewriter.getI64IntegerAttr(n),
-      rewriter.getI64IntegerAttr(0), op.getScaleAttr(),
-      rewriter.getF32FloatAttr(0), TypeAttr());
+  AttentionOp attention =
+      buildAttention(rewriter, op, q, k, v, op.getKeyPaddingMask(),
+                     op.getPastKey(), op.getPastValue());
   bool fits = adopt(attention.getOutput(), op.getOutput().getType()) &&
               adopt(attention.getPresentKey(), op.getPresentKey().getType()) &&
               adopt(attention.getPresentValue(),
@@ -184,19 +196,8 @@ bool rewrite(RewriterBase &rewriter, MsAttentionOp op) {
     pastK = half(0);
     pastV = half(1);
   }
-  Type element = getElementTypeOrSelf(op.getInput().getType());
-  Value mask = op.getAttentionBias();
-  if (Value padding = op.getMaskIndex())
-    mask = paddingMask(rewriter, loc, padding,
-                       op.getMaskFilterValue().convertToDouble(), element,
-                       mask);
-  int64_t n = op.getNumHeads();
-  auto attention = AttentionOp::create(
-      rewriter, loc, q, k, v, mask, pastK, pastV, Value(), Value(),
-      rewriter.getBoolAttr(op.getUnidirectional()),
-      rewriter.getI64IntegerAttr(n), rewriter.getI64IntegerAttr(n),
-      rewriter.getI64IntegerAttr(0), op.getScaleAttr(),
-      rewriter.getF32FloatAttr(0), TypeAttr());
+  AttentionOp attention =
+      buildAttention(rewriter, op, q, k, v, op.getMaskIndex(), pastK, pastV);
   // The present stacks the two caches again: [2, B, N, P + S, H].
   auto stacked = [&](Value cache) {
     return UnsqueezeOp::create(rewriter, loc, cache,

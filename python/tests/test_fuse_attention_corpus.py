@@ -45,17 +45,21 @@ def layers(model: Path) -> int:
     return sum(1 for i in graph.input if i.name.startswith("past_key_values.") and i.name.endswith(".key"))
 
 
+def fusion_report(model: Path, tmp_path: Path) -> tuple[dict, str]:
+    """mp-fuse-attention's report on `model` and the fused module's text."""
+    report, fused = tmp_path / "report.json", tmp_path / "fused.mlir"
+    r = subprocess.run([str(tool("mp-opt")), str(model), f"--mp-fuse-attention=report={report}",
+                        "-o", str(fused)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(report.read_text()), fused.read_text()
+
+
 @pytest.mark.parametrize("name", SAMPLE)
 def test_every_layer_fuses(name, tmp_path):
     model = model_dir(name) / "model.onnx"
-    report = tmp_path / "report.json"
-    r = subprocess.run([str(tool("mp-opt")), str(model), f"--mp-fuse-attention=report={report}", "-o",
-                        str(tmp_path / "fused.mlir")], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    data = json.loads(report.read_text())
+    data, text = fusion_report(model, tmp_path)
     assert data["near_misses"] == []
     assert len(data["fused"]) == layers(model)
-    text = (tmp_path / "fused.mlir").read_text()
     assert text.count("mp.attention ") == layers(model)
     assert "mp.softmax" not in text
     for site in data["fused"]:
@@ -105,15 +109,9 @@ def test_contrib_attention_becomes_mp_attention(name, tmp_path):
     d = SHARED / name
     if not (d / "model.onnx").is_file():
         pytest.skip(f"the shared model {name} is absent ({d})")
-    report = tmp_path / "report.json"
-    r = subprocess.run([str(tool("mp-opt")), str(d / "model.onnx"),
-                        f"--mp-fuse-attention=report={report}", "-o", str(tmp_path / "fused.mlir")],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    data = json.loads(report.read_text())
+    data, text = fusion_report(d / "model.onnx", tmp_path)
     assert data["kept"] == [] and data["near_misses"] == []
     assert data["fused"] and all(site["pattern"] == [CONTRIB[name]] for site in data["fused"])
-    text = (tmp_path / "fused.mlir").read_text()
     for op in ("mp.ms.attention", "mp.ms.multi_head_attention"):
         assert op not in text
     assert text.count("mp.attention ") == len(data["fused"])
@@ -135,12 +133,7 @@ def test_finfo_min_masks_fuse(name, tmp_path):
     d = SPEECH / name
     if not (d / "model.onnx").is_file():
         pytest.skip(f"the corpus model {name} is absent ({d})")
-    report = tmp_path / "report.json"
-    r = subprocess.run([str(tool("mp-opt")), str(d / "model.onnx"),
-                        f"--mp-fuse-attention=report={report}", "-o", "/dev/null"],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    data = json.loads(report.read_text())
+    data, _ = fusion_report(d / "model.onnx", tmp_path)
     # The corpus Bark has 2 layers.
     assert data["near_misses"] == [] and len(data["fused"]) == 2
     assert all("fill-mask" in site["pattern"] for site in data["fused"])
@@ -157,12 +150,7 @@ def test_merged_head_attention_fuses(tmp_path):
     d = SPEECH / "speecht5_decoder_step_dynamo"
     if not (d / "model.onnx").is_file():
         pytest.skip(f"the corpus model is absent ({d})")
-    report = tmp_path / "report.json"
-    r = subprocess.run([str(tool("mp-opt")), str(d / "model.onnx"),
-                        f"--mp-fuse-attention=report={report}", "-o", "/dev/null"],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    data = json.loads(report.read_text())
+    data, _ = fusion_report(d / "model.onnx", tmp_path)
     assert data["near_misses"] == [] and len(data["fused"]) == 4
     # The TorchScript export imports only with input shapes (an If on the
     # decoder length), so it is checked through mp-run alone.
