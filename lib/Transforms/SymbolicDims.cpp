@@ -399,6 +399,16 @@ std::optional<SmallVector<SymDim>> SymbolicDims::computeEntries(Value v) {
       return SymDim{};
     });
   }
+  // Integer division of sizes (a head count halved for grouped queries):
+  // exact only, and a division by 1 keeps the dim.
+  if (isa<DivOp>(def))
+    return combine(def, [](const SymDim &a, const SymDim &b) {
+      if (a.value && b.value && *b.value > 0 && *a.value % *b.value == 0)
+        return SymDim::constant(*a.value / *b.value);
+      if (b.value && *b.value == 1)
+        return a;
+      return SymDim{};
+    });
   return std::nullopt;
 }
 

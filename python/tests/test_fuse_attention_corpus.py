@@ -159,3 +159,19 @@ def test_merged_head_attention_fuses(tmp_path):
             fused = run(SPEECH / name / "model.onnx", SPEECH / name / s, tmp_path / name / s,
                         fuse=True)
             assert fused.returncode == 0, fused.stdout + fused.stderr
+
+
+def test_grouped_queries_folded_into_the_sequence(tmp_path):
+    """Dia's TorchScript export runs grouped-query SDPA on one new token by
+    reshaping Q [B, Hq, 1, D] to [B, Hq / 2, 2, D] (the groups as query
+    positions), its size computed as Div(Shape(q)[1], 2): the division is
+    read through, so all 4 sites fuse, and the fused runs match
+    onnxruntime's outputs on both test sets."""
+    d = SPEECH / "dia_decoder_step_ts"
+    if not (d / "model.onnx").is_file():
+        pytest.skip(f"the corpus model is absent ({d})")
+    data, _ = fusion_report(d / "model.onnx", tmp_path)
+    assert data["near_misses"] == [] and len(data["fused"]) == 4
+    for s in ("test_data_set_0", "test_data_set_1"):
+        fused = run(d / "model.onnx", d / s, tmp_path / s, fuse=True)
+        assert fused.returncode == 0, fused.stdout + fused.stderr
