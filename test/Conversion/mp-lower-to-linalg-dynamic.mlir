@@ -324,10 +324,38 @@ func.func @reshape_split_two_dynamic(%x: tensor<?xf32>, %s: tensor<2xi64>) -> te
 
 // -----
 
-// ConvTranspose over run-time batch and length: the input is spread to
-// (L - 1) * stride + 1, padded by dilation * (k - 1) on each side, and
-// convolved to the padded length less dilation * (k - 1).
+// ConvTranspose of stride 2 over run-time batch and length, as 2 phases:
+// the kernel (3 taps, padded to 4) becomes [M*2, C, 2] with phase r taking
+// taps r and r + 2 reversed; one stride-1 convolution over x padded by 1
+// and 2 gives Y[n, m*2 + r, j] for j < L + 2, and the output
+// ((L - 1) * 2 + 3 long) reads Y back interleaved.
+// CHECK-DAG: #[[PHASES:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d1 - d3 * 2 + 2)>
+// CHECK-DAG: #[[INTERLEAVE:.+]] = affine_map<(d0, d1, d2) -> (d0, d1 * 2 + d2 mod 2, d2 floordiv 2)>
 // CHECK-LABEL: func.func @conv_transpose_dynamic
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x4x?xf32>, %[[W:[^:]+]]: tensor<4x2x3xf32>
+// CHECK: %[[WP:.+]] = tensor.pad %[[W]] low[0, 0, 0] high[0, 0, 1]
+// CHECK: %[[PH:.+]] = linalg.generic {indexing_maps = [#[[PHASES]], {{.*}}]{{.*}} ins(%[[WP]] : tensor<4x2x4xf32>) outs({{.*}} : tensor<2x2x4x2xf32>)
+// CHECK: %[[K:.+]] = tensor.collapse_shape %[[PH]] {{\[}}[0, 1], [2], [3]] : tensor<2x2x4x2xf32> into tensor<4x4x2xf32>
+// CHECK: %[[XP:.+]] = tensor.pad %[[X]] low[0, 0, 1] high[0, 0, 2]
+// CHECK: %[[Y:.+]] = scf.for {{.*}} -> (tensor<?x4x?xf32>)
+// CHECK: tensor.extract_slice %[[K]]
+// CHECK-DAG: %[[N:.+]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[L:.+]] = tensor.dim %[[X]], %c2
+// CHECK: %[[L2:.+]] = arith.muli %[[L]], %c2 : index
+// CHECK: %[[OL:.+]] = arith.addi %[[L2]], %c1 : index
+// CHECK: %[[E:.+]] = tensor.empty(%[[N]], %[[OL]]) : tensor<?x2x?xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[INTERLEAVE]], {{.*}}]{{.*}} ins(%[[Y]] : tensor<?x4x?xf32>) outs(%[[E]] : tensor<?x2x?xf32>)
+func.func @conv_transpose_dynamic(%x: tensor<?x4x?xf32>, %w: tensor<4x2x3xf32>) -> tensor<?x2x?xf32> {
+  %0 = mp.conv_transpose %x, %w {dilations = array<i64: 1>, group = 1 : i64, kernel_shape = array<i64: 3>, output_padding = array<i64: 0>, pads = array<i64: 0, 0>, strides = array<i64: 2>} : (tensor<?x4x?xf32>, tensor<4x2x3xf32>) -> tensor<?x2x?xf32>
+  return %0 : tensor<?x2x?xf32>
+}
+
+// -----
+
+// A dilated ConvTranspose keeps the zero-spread form: the input is spread
+// to (L - 1) * stride + 1, padded by dilation * (k - 1) on each side, and
+// convolved to the padded length less dilation * (k - 1).
+// CHECK-LABEL: func.func @conv_transpose_dilated_dynamic
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<?x4x?xf32>
 // CHECK-DAG: %[[N:.+]] = tensor.dim %[[X]], %c0
 // CHECK-DAG: %[[L:.+]] = tensor.dim %[[X]], %c2
@@ -337,12 +365,12 @@ func.func @reshape_split_two_dynamic(%x: tensor<?xf32>, %s: tensor<2xi64>) -> te
 // CHECK: %[[E:.+]] = tensor.empty(%[[N]], %[[SPREAD]]) : tensor<?x4x?xf32>
 // CHECK: %[[Z:.+]] = linalg.fill {{.*}} outs(%[[E]]
 // CHECK: %[[S:.+]] = tensor.insert_slice %[[X]] into %[[Z]][0, 0, 0] [%[[N]], 4, %[[L]]] [1, 1, 2]
-// CHECK: %[[P:.+]] = tensor.pad %[[S]] low[0, 0, 2] high[0, 0, 2]
+// CHECK: %[[P:.+]] = tensor.pad %[[S]] low[0, 0, 4] high[0, 0, 4]
 // CHECK: %[[PL:.+]] = tensor.dim %[[P]], %c2
-// CHECK: %[[OL:.+]] = arith.addi %[[PL]], %c-2 : index
+// CHECK: %[[OL:.+]] = arith.addi %[[PL]], %c-4 : index
 // CHECK: tensor.empty(%{{.+}}, %[[OL]]) : tensor<?x2x?xf32>
-func.func @conv_transpose_dynamic(%x: tensor<?x4x?xf32>, %w: tensor<4x2x3xf32>) -> tensor<?x2x?xf32> {
-  %0 = mp.conv_transpose %x, %w {dilations = array<i64: 1>, group = 1 : i64, kernel_shape = array<i64: 3>, output_padding = array<i64: 0>, pads = array<i64: 0, 0>, strides = array<i64: 2>} : (tensor<?x4x?xf32>, tensor<4x2x3xf32>) -> tensor<?x2x?xf32>
+func.func @conv_transpose_dilated_dynamic(%x: tensor<?x4x?xf32>, %w: tensor<4x2x3xf32>) -> tensor<?x2x?xf32> {
+  %0 = mp.conv_transpose %x, %w {dilations = array<i64: 2>, group = 1 : i64, kernel_shape = array<i64: 3>, output_padding = array<i64: 0>, pads = array<i64: 0, 0>, strides = array<i64: 2>} : (tensor<?x4x?xf32>, tensor<4x2x3xf32>) -> tensor<?x2x?xf32>
   return %0 : tensor<?x2x?xf32>
 }
 

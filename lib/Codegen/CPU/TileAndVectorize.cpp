@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -37,6 +38,9 @@ namespace {
 struct ContractionTiling {
   SmallVector<int64_t> sizes;
   SmallVector<int64_t> interchange;
+  /// n has a run-time size: its loop is peeled into full tiles, which are
+  /// vectorized, and one partial tile, which keeps scalar loops.
+  bool peelN = false;
 };
 
 /// The largest of `preferred`, `preferred / 2`, ... down to `minimum` that
@@ -54,9 +58,9 @@ bool innermostIs(AffineMap map, unsigned loop) {
          map.getResults().back() == getAffineDimExpr(loop, map.getContext());
 }
 
-/// Recognizes a two-input, one-reduction contraction with static shapes
-/// whose innermost loop n is the innermost dimension of the output and of
-/// the second input; returns how to tile it, or nothing.
+/// Recognizes a two-input, one-reduction contraction whose last parallel
+/// loop n is the innermost dimension of the output and of the second input
+/// (and not read by the first); returns how to tile it, or nothing.
 std::optional<ContractionTiling> planContraction(linalg::GenericOp op,
                                                  int64_t tileM,
                                                  int64_t tileN) {
@@ -68,7 +72,7 @@ std::optional<ContractionTiling> planContraction(linalg::GenericOp op,
       }))
     return std::nullopt;
   // Loops of run-time size take tiles of 1 (batch dims; m and k when
-  // dynamic); n, the vector dim, must be static.
+  // dynamic); a run-time n takes full tiles and a scalar remainder.
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   // The body must multiply and accumulate; anything else (a max-reduce, a
   // gather) keeps its scalar loops.
@@ -79,8 +83,12 @@ std::optional<ContractionTiling> planContraction(linalg::GenericOp op,
     return std::nullopt;
 
   unsigned numLoops = op.getNumLoops();
-  unsigned n = numLoops - 1;
   auto iterators = op.getIteratorTypesArray();
+  // n: the last parallel loop (a convolution by taps puts its reduction
+  // after it; a MatMul before it).
+  unsigned n = numLoops - 1;
+  while (n > 0 && iterators[n] != utils::IteratorType::parallel)
+    --n;
   if (iterators[n] != utils::IteratorType::parallel)
     return std::nullopt;
   AffineMap lhsMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
@@ -89,18 +97,20 @@ std::optional<ContractionTiling> planContraction(linalg::GenericOp op,
   if (!innermostIs(outMap, n) || !innermostIs(rhsMap, n) ||
       lhsMap.isFunctionOfDim(n))
     return std::nullopt;
-  if (ShapedType::isDynamic(ranges[n]))
-    return std::nullopt;
-  int64_t nTile = dividingTile(ranges[n], tileN, 4);
+  bool dynamicN = ShapedType::isDynamic(ranges[n]);
+  int64_t nTile = dynamicN ? tileN : dividingTile(ranges[n], tileN, 4);
   if (nTile == 0)
     return std::nullopt;
 
   ContractionTiling tiling;
   tiling.sizes.assign(numLoops, 1);
   tiling.sizes[n] = nTile;
+  tiling.peelN = dynamicN;
   unsigned k = 0;
   std::optional<unsigned> m;
-  for (unsigned i = 0; i < n; ++i) {
+  for (unsigned i = 0; i < numLoops; ++i) {
+    if (i == n)
+      continue;
     if (iterators[i] == utils::IteratorType::reduction) {
       k = i;
       continue;
@@ -144,10 +154,27 @@ void tileAndVectorize(RewriterBase &rewriter, linalg::GenericOp op,
   if (failed(tiled))
     return;
   rewriter.replaceOp(op, tiled->replacements);
+  if (tiling.peelN) {
+    // The n loop is the second innermost (k is innermost). Peeling leaves
+    // the tiled op in the loop of full tiles, whose sizes are then exactly
+    // the tile sizes.
+    auto nLoop = dyn_cast<scf::ForOp>(
+        tiled->loops[tiled->loops.size() - 2].getOperation());
+    scf::ForOp partial;
+    if (!nLoop ||
+        failed(scf::peelForLoopAndSimplifyBounds(rewriter, nLoop, partial)))
+      return;
+  }
   for (Operation *tile : tiled->tiledOps) {
     rewriter.setInsertionPoint(tile);
-    FailureOr<linalg::VectorizationResult> vectorized =
-        linalg::vectorize(rewriter, tile);
+    SmallVector<int64_t> vectorSizes;
+    if (tiling.peelN)
+      vectorSizes = tiling.sizes;
+    SmallVector<bool> scalable(vectorSizes.size(), false);
+    FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+        rewriter, tile, vectorSizes, scalable,
+        /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+        /*assumeDynamicDimsMatchVecSizes=*/tiling.peelN);
     if (succeeded(vectorized))
       rewriter.replaceOp(tile, vectorized->replacements);
   }

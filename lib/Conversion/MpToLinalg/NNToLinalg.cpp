@@ -82,7 +82,7 @@ Value padSpatial(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> low,
                                         mixedStrides);
 }
 
-/// The static, ungrouped convolution as one contraction per kernel tap:
+/// The ungrouped convolution as one contraction per kernel tap:
 /// out[n, m, o..] += sum_c W[m, c, k..] * x[n, c, o*s + k*d] for each k..,
 /// over a slice of x per tap, so each has the one reduction loop (c) and
 /// the projected-permutation maps of a batched MatMul, which
@@ -147,15 +147,22 @@ static Value convolveByTaps(OpBuilder &b, Location loc,
           tap[i] = arith::RemUIOp::create(lb, l, rest, size);
           rest = arith::DivUIOp::create(lb, l, rest, size);
         }
+        // The slice has the batch of x and the output's spatial sizes,
+        // either of which may be known only at run time.
+        auto sizeOf = [&](Value v, int64_t d) -> OpFoldResult {
+          if (!typeOf(v).isDynamicDim(d))
+            return lb.getIndexAttr(typeOf(v).getDimSize(d));
+          return dimValue(lb, l, v, d);
+        };
         SmallVector<OpFoldResult> xOffsets(2, lb.getIndexAttr(0)),
-            xSizes = {lb.getIndexAttr(xt.getDimSize(0)), lb.getIndexAttr(numC)},
+            xSizes = {sizeOf(x, 0), lb.getIndexAttr(numC)},
             xSteps(2, lb.getIndexAttr(1));
         SmallVector<int64_t> xSliceShape = {xt.getDimSize(0), numC};
         for (int64_t i = 0; i < spatial; ++i) {
           xOffsets.push_back(arith::MulIOp::create(
                                  lb, l, tap[i], indexConst(lb, l, dilations[i]))
                                  .getResult());
-          xSizes.push_back(lb.getIndexAttr(accType.getDimSize(2 + i)));
+          xSizes.push_back(sizeOf(iter[0], 2 + i));
           xSteps.push_back(lb.getIndexAttr(strides[i]));
           xSliceShape.push_back(accType.getDimSize(2 + i));
         }
@@ -256,7 +263,6 @@ Value convolve(OpBuilder &b, Location loc, RankedTensorType outType, Value x,
   // single-channel or single-tap convolutions, keep the one generic.
   auto taps = ArrayRef<int64_t>(domain).drop_front();
   if (lowering == ConvolutionLowering::Taps && group == 1 &&
-      outType.hasStaticShape() && typeOf(x).hasStaticShape() &&
       llvm::all_of(strides, [](int64_t s) { return s == 1; }) &&
       outType.getDimSize(1) > 1 && channelsPerGroup > 1 &&
       llvm::any_of(taps, [](int64_t k) { return k > 1; }))
@@ -337,6 +343,78 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
   }
 };
 
+/// A 1-D, ungrouped, undilated ConvTranspose of stride s > 1 as s
+/// interleaved stride-1 convolutions (polyphase). Counting output positions
+/// o' from before the start pad, o' = j*s + r sums the taps k = r + q*s
+/// over x[j - q]. All phases run as one convolution with s*M output
+/// channels and Q = ceil(K / s) taps (zero taps fill a kernel that s does
+/// not divide) over x padded by Q-1 before and Q after; the bias-and-round
+/// step reads the phases back interleaved. Per input position this does
+/// M*C*K multiply-adds where the zero-spread input costs s times that.
+static Value convTransposePolyphase(OpBuilder &b, Location loc,
+                                    ConvTransposeOp op, Value input,
+                                    ConvolutionLowering lowering) {
+  MLIRContext *ctx = b.getContext();
+  auto outType = op.getType();
+  auto wt = typeOf(op.getWeight());
+  auto xt = typeOf(input);
+  int64_t numC = wt.getDimSize(0), numM = wt.getDimSize(1);
+  int64_t s = op.getStrides()[0], numK = op.getKernelShape()[0];
+  int64_t numQ = (numK + s - 1) / s;
+  int64_t padBegin = op.getPads()[0];
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  // W'[m, r, c, t] = W[c, m, r + (Q-1-t)*s], zero past K; as [M*s, C, Q].
+  Value w = padSpatial(b, loc, op.getWeight(), {0}, {numQ * s - numK}, 0.0);
+  Type wElt = wt.getElementType();
+  Value phases = parallelGeneric(
+      b, loc, RankedTensorType::get({numM, s, numC, numQ}, wElt), ValueRange{w},
+      {AffineMap::get(4, 0, {d(2), d(0), d(1) + (numQ - 1) * s - d(3) * s},
+                      ctx)},
+      [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  Value weight = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({numM * s, numC, numQ}, wElt), phases,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  // Y[n, m*s + r, j] over j < L + Q, which covers every o' the output keeps
+  // (output_padding < s).
+  Value x = padSpatial(b, loc, input, {numQ - 1}, {numQ}, 0.0);
+  int64_t numJ =
+      xt.isDynamicDim(2) ? ShapedType::kDynamic : xt.getDimSize(2) + numQ;
+  Type acc = accumulatorType(outType.getElementType());
+  auto yType = RankedTensorType::get({xt.getDimSize(0), numM * s, numJ}, acc);
+  Value y = convolve(b, loc, yType, x, weight, /*group=*/1, {1}, {1}, numC,
+                     {d(1), d(3), d(4)}, acc, lowering);
+  // out[n, m, o] = Y[n, m*s + (o+pb) mod s, (o+pb) floordiv s] + bias[m].
+  SmallVector<Value> inputs = {y};
+  AffineExpr pos = d(2) + padBegin;
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(3, 0, {d(0), d(1) * s + pos % s, pos.floorDiv(s)}, ctx)};
+  if (Value bias = op.getBias()) {
+    inputs.push_back(bias);
+    maps.push_back(AffineMap::get(3, 0, {d(1)}, ctx));
+  }
+  // Dynamic sizes: the batch of x; (L-1)*s + output_padding + K - pads.
+  SmallVector<Value> sizes;
+  if (outType.isDynamicDim(0))
+    sizes.push_back(dimValue(b, loc, input, 0));
+  if (outType.isDynamicDim(2)) {
+    int64_t extra =
+        op.getOutputPadding()[0] + numK - padBegin - op.getPads()[1] - s;
+    Value len = arith::MulIOp::create(b, loc, dimValue(b, loc, input, 2),
+                                      indexConst(b, loc, s));
+    sizes.push_back(
+        arith::AddIOp::create(b, loc, len, indexConst(b, loc, extra)));
+  }
+  return parallelGeneric(
+      b, loc, outType, inputs, maps,
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value v = a[0];
+        if (a.size() > 1)
+          v = arith::AddFOp::create(nb, l, v, castScalar(nb, l, a[1], acc));
+        return castScalar(nb, l, v, outType.getElementType());
+      },
+      sizes);
+}
+
 /// ConvTranspose as a convolution: spread the input by the stride (zeros in
 /// between), pad by dilation*(k-1) minus the ONNX pads, and convolve with
 /// the kernel flipped and its channel dims swapped.
@@ -361,6 +439,12 @@ struct ConvTransposeLowering : public OpRewritePattern<ConvTransposeOp> {
     ArrayRef<int64_t> strides = op.getStrides(), dil = op.getDilations();
     ArrayRef<int64_t> kernel = op.getKernelShape(), pads = op.getPads();
     ArrayRef<int64_t> outPad = op.getOutputPadding();
+    if (spatial == 1 && op.getGroup() == 1 && strides[0] > 1 && dil[0] == 1 &&
+        outPad[0] < strides[0]) {
+      rewriter.replaceOp(
+          op, convTransposePolyphase(rewriter, loc, op, input, lowering));
+      return success();
+    }
     // 1. Spread: zeros, with x inserted every `stride` elements; a spread
     // spatial dim is (size - 1) * stride + 1.
     SmallVector<int64_t> spreadShape(xt.getShape());

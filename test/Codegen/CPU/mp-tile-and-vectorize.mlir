@@ -116,3 +116,28 @@ func.func @dynamic_rows(%a: tensor<?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?
   %0 = mp.matmul %a, %w : (tensor<?x64xf32>, tensor<64x32xf32>) -> tensor<?x32xf32>
   return %0 : tensor<?x32xf32>
 }
+
+// -----
+
+// A convolution by taps over a run-time length (a vocoder's data-dependent
+// frames): per tap, the length loop is peeled into full 16-wide blocks,
+// vectorized with the channel sum (c, after the length in the loop order)
+// innermost, and one partial block that keeps its scalar generic.
+// CHECK-LABEL: func.func @conv_dynamic_length(
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK: scf.for %{{.+}} = {{.*}} -> (tensor<1x4x?xf32>)
+// CHECK: %[[LEN:.+]] = tensor.dim
+// CHECK: %[[FULL:.+]] = affine.apply {{.*}}%[[LEN]]
+// CHECK: %[[MAIN:.+]] = scf.for %{{.+}} = %{{.+}} to %[[FULL]] step %[[C16]]
+// CHECK: vector.transfer_read {{.*}} : tensor<1x4x16xf32>, vector<4x16xf32>
+// CHECK: scf.for {{.*}} -> (vector<4x16xf32>)
+// CHECK: arith.mulf {{.*}} : vector<4x16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<4x16xf32>, tensor<1x4x16xf32>
+// CHECK: scf.for %{{.+}} = %[[FULL]] to %[[LEN]] step %[[C16]] iter_args(%{{.+}} = %[[MAIN]])
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<1x4x?xf32>)
+// SMALL-LABEL: func.func @conv_dynamic_length(
+// SMALL: vector<2x8xf32>
+func.func @conv_dynamic_length(%x: tensor<1x8x?xf32>, %w: tensor<4x8x3xf32>) -> tensor<1x4x?xf32> {
+  %0 = mp.conv %x, %w {dilations = array<i64: 1>, group = 1 : i64, kernel_shape = array<i64: 3>, pads = array<i64: 1, 1>, strides = array<i64: 1>} : (tensor<1x8x?xf32>, tensor<4x8x3xf32>) -> tensor<1x4x?xf32>
+  return %0 : tensor<1x4x?xf32>
+}

@@ -24,12 +24,15 @@ def OutlineKernels : Pass<"mp-outline-kernels", "mlir::ModuleOp"> {
 def TileAndVectorize : Pass<"mp-tile-and-vectorize", "mlir::ModuleOp"> {
   let summary = "Register-tile and vectorize MatMul-like contractions";
   let description = [{
-    Every `linalg.generic` on static tensors that contracts one reduction
+    Every `linalg.generic` on tensors that contracts one reduction
     loop `k` into an output whose innermost loop `n` also walks the second
     input contiguously (MatMul, Gemm, batched MatMul, the projections of
     attention and LSTM) is tiled into `tile-m` x `tile-n` output blocks
     (smaller when the size does not divide) with `k` innermost, and each
-    block is vectorized. The output block then stays in vector registers
+    block is vectorized. When `n` has a run-time size (a convolution over
+    a data-dependent length), its loop is peeled: full `tile-n` blocks are
+    vectorized and the one partial block keeps scalar loops. The output
+    block then stays in vector registers
     for the whole `k` loop: per step one row of the second input is loaded,
     the first input's column is broadcast, and both are multiplied into the
     accumulators. Ops that do not match are left as they are (LLVM's loop
