@@ -8,6 +8,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mp {
@@ -55,6 +56,31 @@ bool isInitOfAnotherKernel(Operation &op) {
          isClonedProducer(fill->getResult(0), user);
 }
 
+/// Whether every result of `loop` is its iteration argument updated in
+/// place (through destination-passing ops and nested loops), so that the
+/// outlined kernel writes into the buffer it is given. A loop that yields
+/// fresh tensors (streaming attention's running statistics) stays inline:
+/// a kernel cannot return a buffer whose size only it knows.
+bool updatesInPlace(scf::ForOp loop) {
+  for (auto [arg, yielded] :
+       llvm::zip(loop.getRegionIterArgs(), loop.getYieldedValues())) {
+    Value v = yielded;
+    while (v != arg) {
+      auto result = dyn_cast<OpResult>(v);
+      if (!result || result.getOwner()->getBlock() != loop.getBody())
+        return false;
+      Operation *def = result.getOwner();
+      if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
+        v = dps.getTiedOpOperand(result)->get();
+      else if (auto inner = dyn_cast<scf::ForOp>(def))
+        v = inner.getInits()[result.getResultNumber()];
+      else
+        return false;
+    }
+  }
+  return true;
+}
+
 struct OutlineKernelsPass
     : public mp::impl::OutlineKernelsBase<OutlineKernelsPass> {
   void runOnOperation() override {
@@ -66,12 +92,30 @@ struct OutlineKernelsPass
       unsigned counter = 0;
       Operation *insertAfter = func;
       // Linalg ops in scf.if branches too (the run-time broadcasts of
-      // dynamic shapes); those in loop bodies stay with their loop.
+      // dynamic shapes), and loops over linalg ops (a convolution's taps)
+      // as one kernel each: what is inside a loop stays with it.
       SmallVector<Operation *> ops;
-      func.walk([&](linalg::LinalgOp op) {
+      auto outlinable = [&](Operation *op) {
         Operation *parent = op->getParentOp();
-        if (parent == func.getOperation() || isa<scf::IfOp>(parent))
+        return parent == func.getOperation() || isa<scf::IfOp>(parent);
+      };
+      func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (isa<linalg::LinalgOp>(op) && outlinable(op)) {
           ops.push_back(op);
+          return WalkResult::skip();
+        }
+        if (auto loop = dyn_cast<scf::ForOp>(op)) {
+          bool overLinalg = loop.getBody()
+                                ->walk([](linalg::LinalgOp) {
+                                  return WalkResult::interrupt();
+                                })
+                                .wasInterrupted();
+          if (overLinalg && outlinable(op) && loop.getNumResults() > 0 &&
+              updatesInPlace(loop))
+            ops.push_back(op);
+          return WalkResult::skip();
+        }
+        return WalkResult::advance();
       });
       for (Operation *op : ops) {
         // Fills are outlined with their consumer when they have one.

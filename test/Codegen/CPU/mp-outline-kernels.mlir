@@ -1,4 +1,5 @@
-// Each top-level linalg op (or one in an scf.if branch) becomes a call to
+// Each top-level linalg op (or one in an scf.if branch), and each loop over
+// linalg ops there, becomes a call to
 // its own noinline kernel; the
 // kernel creates its output (tensor.empty, the accumulator's fill) and
 // clones scalar constants; tensors it reads, including captured ones, are
@@ -66,4 +67,24 @@ func.func @gather(%d: tensor<4x3xf32>, %i: tensor<2xi64>) -> tensor<2x3xf32> {
 func.func @dynamic(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = mp.add %a, %b : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// A convolution's loop over its taps is one kernel, loop and all: the
+// weight's repacking and the accumulator's fill are kernels of their own.
+// CHECK-LABEL: func.func @conv_taps(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<1x8x?xf32>, %[[W:[a-z0-9]+]]: tensor<4x8x3xf32>
+// CHECK: %[[P:.+]] = tensor.pad %[[X]]
+// CHECK: %[[ACC:.+]] = call @conv_taps_kernel_0(
+// CHECK: %[[WT:.+]] = call @conv_taps_kernel_1(%[[W]])
+// CHECK: %[[SUM:.+]] = call @conv_taps_kernel_2({{.*}}%[[ACC]]{{.*}}) : ({{.*}}) -> tensor<1x4x?xf32>
+// CHECK-NOT: scf.for
+// CHECK: call @conv_taps_kernel_3(%[[SUM]],
+// CHECK-LABEL: func.func private @conv_taps_kernel_2(
+// CHECK: scf.for
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+func.func @conv_taps(%x: tensor<1x8x?xf32>, %w: tensor<4x8x3xf32>) -> tensor<1x4x?xf32> {
+  %0 = mp.conv %x, %w {dilations = array<i64: 1>, group = 1 : i64, kernel_shape = array<i64: 3>, pads = array<i64: 1, 1>, strides = array<i64: 1>} : (tensor<1x8x?xf32>, tensor<4x8x3xf32>) -> tensor<1x4x?xf32>
+  return %0 : tensor<1x4x?xf32>
 }

@@ -8,11 +8,13 @@ include "mlir/Pass/PassBase.td"
 def OutlineKernels : Pass<"mp-outline-kernels", "mlir::ModuleOp"> {
   let summary = "Move each top-level linalg op into its own noinline function";
   let description = [{
-    Every linalg op directly in a function body (on tensors, before
-    bufferization) becomes a call to a private function
+    Every linalg op directly in a function body or an `scf.if` branch (on
+    tensors, before bufferization) becomes a call to a private function
     `<function>_kernel_<N>` holding that op, the `tensor.empty` it writes
     into and a `linalg.fill` that only it uses; small scalar constants it
-    captures are cloned, tensors are passed. The kernels are marked
+    captures are cloned, tensors are passed. An `scf.for` there whose body
+    holds linalg ops (a convolution's loop over its taps) becomes one
+    kernel with everything inside it. The kernels are marked
     `noinline` (`passthrough`, kept by func-to-llvm), so LLVM optimizes many small loop nests instead of one
     function with thousands of loops (whose loop passes grow much faster
     than linearly), and the CPU code has the structure the GPU backend
