@@ -34,8 +34,8 @@ def load_bench(name):
 
 def run_mp_and_onnxruntime(tmp_path, model, feeds):
     """Saves `model`, runs it with mp (fp32) and onnxruntime's CPU provider on
-    `feeds`; returns (mp's {name: array}, onnxruntime's list). Skips when
-    libMPCAPI.so or onnxruntime is missing."""
+    `feeds`; returns (mp's {name: array}, onnxruntime's {name: array}). Skips
+    when libMPCAPI.so or onnxruntime is missing."""
     import onnx
     import pytest
 
@@ -46,8 +46,27 @@ def run_mp_and_onnxruntime(tmp_path, model, feeds):
     path = tmp_path / "model.onnx"
     onnx.save(model, str(path))
     got = mp.compile(path).run(feeds)
-    want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
-    return got, want
+    return got, ort_outputs(path, feeds)
+
+
+def ort_outputs(path, feeds):
+    """onnxruntime's CPU outputs of the model at `path` on `feeds`, by name."""
+    import pytest
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(names, feeds)))
+
+
+def assert_outputs_close(got, want, rtol, atol, where=""):
+    """`got` and `want` ({name: array}) have the same outputs, each with the
+    same shape and within `rtol`/`atol`; an output on one side only fails."""
+    import numpy as np
+    assert set(got) == set(want), f"{where}: outputs {sorted(got)} != {sorted(want)}"
+    for name, w in want.items():
+        g = np.asarray(got[name])
+        assert g.shape == w.shape, f"{where}: {name} has shape {g.shape}, expected {w.shape}"
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=f"{where}: {name}")
 
 
 def compile_with_dims(tmp_path, model, dims=None):

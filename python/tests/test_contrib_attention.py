@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import compile_with_dims, run_mp_and_onnxruntime
+from conftest import assert_outputs_close, compile_with_dims, run_mp_and_onnxruntime
 
 B, S, N, H = 2, 3, 2, 8
 HIDDEN = N * H
@@ -181,8 +181,7 @@ def test_contrib_attention_matches_onnxruntime(tmp_path, case, dynamic):
     else:
         _, want = run_mp_and_onnxruntime(tmp_path, model, feeds)
     got = compile_with_dims(tmp_path, model, SYMBOLIC_DIMS if dynamic else None).run(feeds)
-    for (name, g), w in zip(got.items(), want):
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=f"{case}: {name}")
+    assert_outputs_close(got, want, rtol=1e-4, atol=1e-5, where=case)
 
 
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
@@ -213,6 +212,5 @@ def test_ms_rotary_embedding_matches_onnxruntime(tmp_path, layout, dynamic):
                                                     helper.make_opsetid("com.microsoft", 1)])
     _, want = run_mp_and_onnxruntime(tmp_path, model, feeds)
     got = compile_with_dims(tmp_path, model, dims if dynamic else None).run(feeds)
-    for (name, g), w in zip(got.items(), want):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=name)
+    assert_outputs_close(got, want, rtol=1e-5, atol=1e-6, where=layout)
 

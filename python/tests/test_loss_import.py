@@ -12,6 +12,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 import mp  # noqa: E402
 from mp.models import load_test_data  # noqa: E402
+from conftest import assert_outputs_close  # noqa: E402
 
 NODE_TESTS = Path(os.path.dirname(onnx.__file__)) / "backend" / "test" / "data" / "node"
 CASES = sorted(p.name for p in NODE_TESTS.glob("test_*")
@@ -25,8 +26,7 @@ def test_loss_node(case):
     folder = NODE_TESTS / case
     inputs, outputs = load_test_data(folder / "test_data_set_0")
     got = mp.compile(folder / "model.onnx").run(inputs)
-    for (name, want), have in zip(outputs.items(), got.values()):
-        np.testing.assert_allclose(have, want, rtol=1e-3, atol=1e-7, err_msg=f"{case}: {name}")
+    assert_outputs_close(got, outputs, rtol=1e-3, atol=1e-7, where=case)
 
 
 def test_cases_found():

@@ -12,6 +12,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import mp
+from conftest import assert_outputs_close, ort_outputs
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -88,13 +89,12 @@ def test_lstm_matches_onnxruntime(tmp_path, case, dynamic):
         model0, _ = _model(**{**CASES[case], "layout": 0})
         onnx.save(model0, str(path))
         feeds0 = {k: np.ascontiguousarray(np.swapaxes(v, 0, 1)) for k, v in feeds.items()}
-        y, yh, yc = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(
-            None, feeds0)
-        want = [np.transpose(y, (2, 0, 1, 3)), np.swapaxes(yh, 0, 1), np.swapaxes(yc, 0, 1)]
+        want = ort_outputs(path, feeds0)
+        want = {n: np.transpose(w, (2, 0, 1, 3)) if w.ndim == 4 else np.swapaxes(w, 0, 1)
+                for n, w in want.items()}
     else:
-        want = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
-    for (name, g), w in zip(got.items(), want):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"{case}: {name}")
+        want = ort_outputs(path, feeds)
+    assert_outputs_close(got, want, rtol=1e-5, atol=1e-6, where=case)
 
 
 def test_lstm_one_variant_for_every_length(tmp_path):
@@ -106,15 +106,11 @@ def test_lstm_one_variant_for_every_length(tmp_path):
     path = tmp_path / "lstm.onnx"
     onnx.save(model, str(path))
     compiled = mp.compile(path, dynamic_shapes=True)
-    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(3)
     for steps, batch in [(1, 1), (9, 2), (4, 4)]:
         feeds = {"X": rng.uniform(-1, 1, (steps, batch, I)).astype(np.float32),
                  "H0": rng.uniform(-1, 1, (2, batch, H)).astype(np.float32),
                  "C0": rng.uniform(-1, 1, (2, batch, H)).astype(np.float32)}
-        got = compiled.run(feeds)
-        for (name, g), w in zip(got.items(), sess.run(None, feeds)):
-            assert g.shape == w.shape, (name, steps, batch)
-            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6,
-                                       err_msg=f"{name} at T={steps}, B={batch}")
+        assert_outputs_close(compiled.run(feeds), ort_outputs(path, feeds), rtol=1e-5,
+                             atol=1e-6, where=f"T={steps}, B={batch}")
     assert compiled.num_variants == 1

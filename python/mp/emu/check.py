@@ -86,13 +86,26 @@ def check_library(library: str, data: Path, reference: str | None = None,
     except (mp.Error, ValueError) as e:
         report.error = str(e)
         return report
-    references = [("expected", dict(zip(got, (a for _, a in tensors(data, "output")))))]
+    expected = tensors(data, "output")
+    if all(n for n, _ in expected):
+        expected_by_name = dict(expected)
+    else:  # unnamed tensors: the library's outputs in order, and no more of them
+        expected_by_name = dict(zip(got, (a for _, a in expected)))
+        if len(expected) != len(got):
+            report.verdicts.append(Verdict("(outputs)", "expected", False,
+                                           f"{len(got)} outputs, the folder has {len(expected)}"))
+    references = [("expected", expected_by_name)]
     if reference:
         with mp.load(reference) as ref:
             references.append((str(reference), ref.run({n: feeds[n] for n, _, _ in ref.inputs})))
     for label, outputs in references:
+        # Compared by name: an output on one side only fails.
+        for name in got:
+            if name not in outputs:
+                report.verdicts.append(Verdict(name, label, False, "no such reference output"))
         for name, want in outputs.items():
             if name not in got:
+                report.verdicts.append(Verdict(name, label, False, "missing from the library's outputs"))
                 continue
             default_rtol, default_atol = model_tolerances(precision, want.dtype)
             r = rtol if rtol is not None else default_rtol
