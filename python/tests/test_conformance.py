@@ -8,8 +8,8 @@ recorded in ``bench/conformance.md``):
   tolerances (rtol 1e-4, atol 1e-5; 1e-2 for fp16 outputs);
 * on a deterministic subset of the ONNX backend node tests (~150 cases, crc32
   of ``source/name`` = 0 mod 18, fp32, ONNX runner tolerances rtol 1e-3 atol
-  1e-7), mp-run never crashes, never hangs, and at least as many cases pass
-  as when the floor below was recorded.
+  1e-7), mp-run never crashes, never hangs, and every case listed in
+  ``data/conformance_subset_passing.txt`` passes (new passes are reported).
 
 The subset report is written to ``$MP_BUILD_DIR/test-logs/conformance-subset.md``.
 About 30 s on 2 cores.
@@ -46,15 +46,9 @@ FP32_PASSING = [
     ("silero_vad_op18_ifless", "test_data_set_1"),
 ]
 
-# Passed cases of the node-test subset: a floor, raise-only. Measured
-# 2026-11-30: 55 of the 150 subset cases after the Conv/pooling/Pad/If
-# lowerings (mp 7d5cdb4), 62 after Trilu/Range lowerings, causal-offset and
-# value-specialized small integer inputs, 68 once small integer inputs are
-# imported as constants and bool Reduce max/min compare unsigned. Raise it
-# when lowerings land; never
-# lower it to make a regression pass. See bench/conformance.md for what fails
-# and why.
-SUBSET_PASSED_FLOOR = 68
+# The subset cases that pass, one key per line (`source/name`); every one must
+# keep passing, and a case that starts passing is reported so it can be added.
+SUBSET_PASSING = Path(__file__).with_name("data") / "conformance_subset_passing.txt"
 # Sanity floor on the subset size, so that a missing test-data folder does
 # not make the guard vacuous.
 SUBSET_MIN_CASES = 140
@@ -115,11 +109,31 @@ def test_node_subset_no_crashes(node_subset):
     assert not bad, "mp-run crashed or hung on:\n  " + "\n  ".join(bad)
 
 
-def test_node_subset_passed_floor(node_subset):
-    passed = [c for c in node_subset if c.verdict.status == conformance.PASSED]
-    assert len(passed) >= SUBSET_PASSED_FLOOR, (
-        f"{len(passed)} of {len(node_subset)} subset cases pass, the floor is {SUBSET_PASSED_FLOOR}; "
-        f"see {build_dir() / 'test-logs' / 'conformance-subset.md'}")
+def _listed_passing() -> list[str]:
+    lines = SUBSET_PASSING.read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def test_node_subset_listed_cases_pass(node_subset):
+    """Every listed case is in the subset and passes; cases that pass and are not
+    listed are reported (a warning naming them) so the list can grow."""
+    listed = _listed_passing()
+    assert len(listed) == len(set(listed)), "duplicate keys in " + SUBSET_PASSING.name
+    by_key = {c.key: c for c in node_subset}
+    missing = [k for k in listed if k not in by_key]
+    assert not missing, (f"listed cases not in the subset (test data changed?): {missing}; "
+                         f"see {SUBSET_PASSING}")
+    failing = [f"{k}: {by_key[k].verdict.status} {by_key[k].verdict.error}".strip()
+               for k in listed if by_key[k].verdict.status != conformance.PASSED]
+    assert not failing, (f"{len(failing)} listed cases no longer pass (see "
+                         f"{build_dir() / 'test-logs' / 'conformance-subset.md'}):\n  "
+                         + "\n  ".join(failing))
+    new = sorted(k for k, c in by_key.items()
+                 if c.verdict.status == conformance.PASSED and k not in set(listed))
+    if new:
+        import warnings
+        warnings.warn(f"{len(new)} subset cases pass and are not listed in "
+                      f"{SUBSET_PASSING}; add them: {', '.join(new)}")
 
 
 def test_node_subset_comparison_matches_numpy(node_subset):
