@@ -6,7 +6,7 @@
 
 The models are ../shared/corpus/{decoders,speech}/* and ../shared/models/*. What each
 column measures is in mp.tools.corpus_bench's docstring and at the top of the report;
-this script only runs it from the repository (about 40 minutes on 2 cores for all).
+this script only runs it from the repository (60-80 minutes for all; the report is rewritten after each model).
 """
 
 import sys

@@ -28,7 +28,13 @@ def results():
     missing = [str(d) for d in dirs if not (d / "model.onnx").is_file()]
     if missing:
         pytest.skip(f"sample models absent: {', '.join(missing)}")
-    return corpus_bench.sweep(dirs, TOOLS, steps=("import", "fp32"), timeout=120)
+    PARTIALS.clear()
+    return corpus_bench.sweep(dirs, TOOLS, steps=("import", "fp32"), timeout=120,
+                              on_result=lambda done: PARTIALS.append([r.name for r in done]))
+
+
+# What sweep's on_result saw after each model (the report is rewritten from it).
+PARTIALS: list[list[str]] = []
 
 
 def test_selection_by_substring():
@@ -51,6 +57,14 @@ def test_fp32_passes_both_sets(results, index):
     # Every output was compared on both sets.
     assert r.outputs and all(len(d.fp32) == 2 and all(v.startswith("PASS") for v in d.fp32.values())
                              for d in r.outputs.values())
+
+
+def test_sweep_reports_each_finished_model(results):
+    assert PARTIALS == [SAMPLE[:1], SAMPLE]
+    text = corpus_bench.render(results[:1], command="test", elapsed_s=0.0, tools=TOOLS,
+                               timeout=120, repeat=1, pending=1)
+    assert "**In progress**: 1 models done, 1 still running or queued" in text
+    assert f"| {SAMPLE[0]} |" in text and f"| {SAMPLE[1]} |" not in text
 
 
 def test_report_has_one_full_row_per_model(results):

@@ -67,6 +67,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -618,8 +619,14 @@ def bench_model(model_dir: Path, tools: Tools | None = None, *, steps: tuple[str
 
 def sweep(dirs: list[Path], tools: Tools | None = None, *, steps: tuple[str, ...] = ALL_STEPS,
           timeout: float = TIMEOUT_S, repeat: int = REPEAT, jobs: int = 1,
-          progress: bool = False) -> list[ModelResult]:
+          progress: bool = False, on_result=None) -> list[ModelResult]:
+    """Benches every model of `dirs`; returns their results in the order of `dirs`.
+
+    `on_result(done)`, when given, is called after each model with the results so far (in
+    the order of `dirs`), so that a long sweep can write what it has."""
     tools = tools or Tools.default()
+    done: dict[Path, ModelResult] = {}
+    lock = threading.Lock()
 
     def one(d: Path) -> ModelResult:
         r = bench_model(d, tools, steps=steps, timeout=timeout, repeat=repeat)
@@ -628,6 +635,10 @@ def sweep(dirs: list[Path], tools: Tools | None = None, *, steps: tuple[str, ...
                   + ", ".join(c.text(60) for c in r.fp32.values())
                   + f"; mixed {r.mixed.text(60)}; lib {r.library.text(60)}; dyn {r.dynamic.text(60)}; "
                   f"cuda {r.cuda.text(60)} ({r.elapsed_s:.0f} s)", file=sys.stderr, flush=True)
+        if on_result is not None:
+            with lock:
+                done[d] = r
+                on_result([done[x] for x in dirs if x in done])
         return r
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
@@ -675,8 +686,18 @@ def _count(results: list[ModelResult], get) -> str:
     return ", ".join(f"{c[s]} {word.get(s, s)}" for s in order if c[s])
 
 
+def _affinity() -> str:
+    """Which cores the sweep may use: a run pinned with `taskset` says so in its report."""
+    total = os.cpu_count() or 0
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) == total:
+        return f"CPU: all {total} cores"
+    return f"CPU: pinned to core{'s' if len(cores) > 1 else ''} {', '.join(map(str, cores))} of {total}"
+
+
 def render(results: list[ModelResult], *, command: str, elapsed_s: float, tools: Tools,
-           timeout: float, repeat: int, measured: str | None = None) -> str:
+           timeout: float, repeat: int, measured: str | None = None, pending: int = 0) -> str:
+    """The markdown report; `pending` > 0 marks a partial report written while models still run."""
     import importlib.metadata as md
 
     vers = []
@@ -726,7 +747,10 @@ def render(results: list[ModelResult], *, command: str, elapsed_s: float, tools:
                f"`{report.rel(tools.mp_compile)}` ({report.built(tools.mp_compile)}), mp-opt: "
                f"`{report.rel(tools.mp_opt)}` ({report.built(tools.mp_opt)})",
                ", ".join(vers) + (f", nvcc `{nvcc}`" if nvcc else ", no nvcc on PATH"),
-               f"Models: {len(results)}; total time {elapsed_s:.0f} s"])
+               _affinity(),
+               (f"Models: {len(results)}; total time {elapsed_s:.0f} s" if not pending else
+                f"**In progress**: {len(results)} models done, {pending} still running or "
+                f"queued; {elapsed_s:.0f} s so far")])
     w = out.append
     w("")
     w("## Summary")
@@ -826,9 +850,18 @@ def main(argv: list[str] | None = None) -> int:
                   and not (args.skip_library and s in ("library", "dynamic")))
     start = time.monotonic()
     measured = report.commit()  # the binaries measured are this commit's, not HEAD's at the end
-    results = sweep(dirs, tools, steps=steps, timeout=args.timeout, repeat=args.repeat,
-                    jobs=args.jobs, progress=True)
     command = args.command or ("python -m mp.tools.corpus_bench " + " ".join(argv)).strip()
+
+    def write_partial(done: list[ModelResult]) -> None:
+        # A sweep takes over an hour: the report on disk always holds what has finished.
+        if args.out and len(done) < len(dirs):
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(render(done, command=command, elapsed_s=time.monotonic() - start,
+                                       tools=tools, timeout=args.timeout, repeat=args.repeat,
+                                       measured=measured, pending=len(dirs) - len(done)))
+
+    results = sweep(dirs, tools, steps=steps, timeout=args.timeout, repeat=args.repeat,
+                    jobs=args.jobs, progress=True, on_result=write_partial)
     text = render(results, command=command, elapsed_s=time.monotonic() - start, tools=tools,
                   timeout=args.timeout, repeat=args.repeat, measured=measured)
     if args.out:
