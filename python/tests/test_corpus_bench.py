@@ -88,9 +88,9 @@ def test_report_has_one_full_row_per_model(results):
         assert cells[corpus_bench.COLUMNS.index("CUDA build")] == "skipped", line
 
 
-def _identity_model(d: Path, ref: "np.ndarray", torch_ref: "np.ndarray | None") -> Path:
+def _identity_model(d: Path, refs: Path, ref: "np.ndarray", torch_ref: "np.ndarray | None") -> Path:
     """An fp16 Identity model whose stored reference is `ref` and, when given, whose
-    torch_fp16/ reference is `torch_ref` (input: ones[4])."""
+    PyTorch fp16 reference in `refs` is `torch_ref` (input: ones[4])."""
     import numpy as np
     onnx = pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
@@ -99,30 +99,33 @@ def _identity_model(d: Path, ref: "np.ndarray", torch_ref: "np.ndarray | None") 
         [helper.make_node("Identity", ["x"], ["y"])], "identity",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [4])])
-    d.mkdir()
+    d.mkdir(parents=True)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]),
               d / "model.onnx")
     x = np.ones(4, np.float16)
-    for where, out in (("test_data_set_0", ref), ("torch_fp16/test_data_set_0", torch_ref)):
+    for where, out in ((d / "test_data_set_0", ref),
+                       (refs / corpus_bench.label(d) / "test_data_set_0", torch_ref)):
         if out is None:
             continue
-        (d / where).mkdir(parents=True)
-        (d / where / "input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
-        (d / where / "output_0.pb").write_bytes(
+        where.mkdir(parents=True)
+        (where / "input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
+        (where / "output_0.pb").write_bytes(
             numpy_helper.from_array(out, "y").SerializeToString())
     return d / "model.onnx"
 
 
 @pytest.mark.parametrize("torch_matches", [True, False, None], ids=["torch-passes", "torch-fails",
                                                                      "no-torch-reference"])
-def test_fp16_failure_is_checked_against_torch_fp16(tmp_path, torch_matches):
+def test_fp16_failure_is_checked_against_torch_fp16(tmp_path, monkeypatch, torch_matches):
     """A FAIL against the stored (onnxruntime) reference becomes PASS only when PyTorch's fp16
     outputs beside the model match; onnxruntime's result stays in the cell."""
     import numpy as np
     if not TOOLS.mp_run.is_file():
         pytest.skip(f"mp-run is not built ({TOOLS.mp_run})")
     torch_ref = None if torch_matches is None else np.full(4, 1 if torch_matches else 3, np.float16)
-    model = _identity_model(tmp_path / "m", np.full(4, 2, np.float16), torch_ref)
+    monkeypatch.setattr(corpus_bench, "TORCH_FP16_REFS", tmp_path / "refs")
+    model = _identity_model(tmp_path / "speech" / "m", tmp_path / "refs", np.full(4, 2, np.float16),
+                            torch_ref)
     r = corpus_bench.ModelResult("m", model.parent)
     corpus_bench.step_fp32(TOOLS, r, "test_data_set_0", timeout=120)
     cell = r.fp32["test_data_set_0"]

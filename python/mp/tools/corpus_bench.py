@@ -13,8 +13,8 @@ with a timeout (``timeout`` is recorded instead of waiting):
   outputs, or the error (classified by :func:`mp.tools.conformance.classify`);
   set 0 runs with ``--repeat N``, which gives the JIT compile and run times;
   An fp16 export whose onnxruntime comparison FAILs and that has PyTorch's
-  own fp16 outputs beside it (``torch_fp16/test_data_set_K``, written by the
-  corpus's ``add_torch_fp16_reference.py``) is compared with those too:
+  own fp16 outputs in ``bench/refs/torch_fp16/<model>/test_data_set_K`` (written
+  by ``scripts/corpus/add_torch_fp16_reference.py``) is compared with those too:
   onnxruntime's CPU provider computes many fp16 nodes in fp32, so where a
   value decides a shape (VITS durations -> output length) its reference is
   not the fp16 model as written. The cell then reads ``PASS ... vs torch
@@ -276,14 +276,17 @@ def compare_cell(run: conformance.Run, model: Path, mp_opt: Path | None) -> Cell
     return Cell(v.status, why or v.error, run.elapsed_s)
 
 
-TORCH_FP16 = "torch_fp16"
+# PyTorch's own outputs of the fp16 exports, by model label, written by
+# scripts/corpus/add_torch_fp16_reference.py (torch is not needed to read them).
+TORCH_FP16_REFS = REPO / "bench" / "refs" / "torch_fp16"
 
 
 def against_torch_fp16(cell: Cell, cmd: list[str], model: Path, model_dir: Path,
                        data_set: str, mp_opt: Path | None, timeout: float) -> Cell:
-    """`cell`, or -- when it FAILs and PyTorch's fp16 outputs for `data_set` lie beside the
-    model -- the comparison with those, marked as such, with onnxruntime's result kept."""
-    alt = model_dir / TORCH_FP16 / data_set
+    """`cell`, or -- when it FAILs and PyTorch's fp16 outputs for `data_set` are in
+    :data:`TORCH_FP16_REFS` -- the comparison with those, marked as such, with onnxruntime's
+    result kept."""
+    alt = TORCH_FP16_REFS / label(model_dir) / data_set
     if cell.status != conformance.FAILED or not alt.is_dir():
         return cell
     c = compare_cell(run_cmd([*cmd, "--compare", str(alt)], timeout), model, mp_opt)
@@ -717,8 +720,9 @@ def render(results: list[ModelResult], *, command: str, elapsed_s: float, tools:
         f"(rtol {_tol(conformance.FP32_RTOL)} / atol {_tol(conformance.FP32_ATOL)} for fp32 outputs, "
         f"{_tol(conformance.MIXED_RTOL)} / {_tol(conformance.MIXED_ATOL)} for fp16 outputs): PASS/FAIL and the "
         "worst max abs error over the outputs (failing outputs named), or the error; an fp16 export "
-        "that FAILs against onnxruntime and has PyTorch's own fp16 outputs beside it "
-        "(`torch_fp16/test_data_set_K`, from the corpus's `add_torch_fp16_reference.py`) is compared "
+        "that FAILs against onnxruntime and has PyTorch's own fp16 outputs "
+        "(`bench/refs/torch_fp16/MODEL/test_data_set_K`, from `scripts/corpus/add_torch_fp16_reference.py`) "
+        "is compared "
         "with those too and reads `PASS … vs torch fp16 (onnxruntime: FAIL …)`: onnxruntime's CPU "
         "provider computes many fp16 nodes in fp32, so where a value decides a shape its reference is "
         "not the fp16 model as written; "
