@@ -7,6 +7,8 @@
 // As the TTS decoder writes it: K transposed, scores scaled by Mul.
 // CHECK-LABEL: func.func @mul_scale(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x4x1x32xf32>, %[[K:[a-z0-9]+]]: tensor<1x4x16x32xf32>, %[[V:[a-z0-9]+]]: tensor<1x4x16x32xf32>
+// CHECK-NOT: mp.softmax
+// CHECK-NOT: mp.transpose
 // CHECK: %[[O:.+]], %{{.+}}, %{{.+}}, %{{.+}} = mp.attention %[[Q]], %[[K]], %[[V]] {scale = 0.176776692 : f32}
 // CHECK-NOT: mp.softmax
 // CHECK-NOT: mp.transpose
@@ -28,6 +30,7 @@ func.func @mul_scale(%q: tensor<1x4x1x32xf32>, %k: tensor<1x4x16x32xf32>, %v: te
 // op's past, and the present outputs its present results.
 // CHECK-LABEL: func.func @past_concat(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x4x1x32xf32>, %[[K:[a-z0-9]+]]: tensor<1x4x1x32xf32>, %[[V:[a-z0-9]+]]: tensor<1x4x1x32xf32>, %[[PK:[a-z0-9]+]]: tensor<1x4x?x32xf32>, %[[PV:[a-z0-9]+]]: tensor<1x4x?x32xf32>
+// CHECK-NOT: mp.concat
 // CHECK: %[[O:[^,]+]], %[[NK:[^,]+]], %[[NV:[^,]+]], %{{[^ ]+}} = mp.attention %[[Q]], %[[K]], %[[V]] past(%[[PK]], %[[PV]]) {scale = 0.176776692 : f32}
 // CHECK-NOT: mp.concat
 // CHECK: return %[[O]], %[[NK]], %[[NV]]
@@ -49,6 +52,7 @@ func.func @past_concat(%q: tensor<1x4x1x32xf32>, %k: tensor<1x4x1x32xf32>, %v: t
 // fused op reads K through a transpose back to [B, H, T, D].
 // CHECK-LABEL: func.func @div_scale_mask(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<2x2x8x16xf32>, %[[KT:[a-z0-9]+]]: tensor<2x2x16x8xf32>, %[[V:[a-z0-9]+]]: tensor<2x2x8x16xf32>, %[[MASK:[a-z0-9]+]]: tensor<1x1x8x8xf32>
+// CHECK-NOT: mp.softmax
 // CHECK: %[[K:.+]] = mp.transpose %[[KT]] {perm = array<i64: 0, 1, 3, 2>}
 // CHECK: mp.attention %[[Q]], %[[K]], %[[V]] mask %[[MASK]] {scale = 2.500000e-01 : f32}
 // CHECK-NOT: mp.softmax
@@ -87,6 +91,8 @@ func.func @where_mask_mqa(%q: tensor<1x4x2x8xf32>, %k: tensor<1x1x6x8xf32>, %v: 
 // directly, keeps Not(drop), and scale = 0.5 * 0.5.
 // CHECK-LABEL: func.func @sdpa_gqa(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x4x3x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x3x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x3x8xf32>, %[[DROP:[a-z0-9]+]]: tensor<1x1x3x3xi1>
+// CHECK-NOT: mp.expand
+// CHECK-NOT: mp.softmax
 // CHECK: %[[KEEP:.+]] = mp.not %[[DROP]]
 // CHECK: mp.attention %[[Q]], %[[K]], %[[V]] mask %[[KEEP]] {scale = 2.500000e-01 : f32} : (tensor<1x4x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x1x3x3xi1>)
 // CHECK-NOT: mp.expand
@@ -176,6 +182,8 @@ func.func @finite_fill(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: te
 // fused.
 // CHECK-LABEL: func.func @merged_heads(
 // CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x1x32xf32>, %[[K:[^:]*]]: tensor<1x2x5x32xf32>, %[[V:[^:]*]]: tensor<1x2x5x32xf32>, %[[M:[^:]*]]: tensor<1x1x1x5xf32>
+// CHECK-NOT: mp.softmax
+// CHECK-NOT: mp.reshape
 // CHECK: %[[O:.*]], %{{.*}}, %{{.*}}, %{{.*}} = mp.attention %[[Q]], %[[K]], %[[V]] mask %[[M]] {scale = 1.000000e+00 : f32}
 // CHECK-NOT: mp.softmax
 // CHECK-NOT: mp.reshape
@@ -227,6 +235,7 @@ func.func @merged_heads_other_output(%q: tensor<1x2x1x32xf32>, %k: tensor<1x2x5x
 // Where(drop, min, 0), exact since min absorbs any finite score.
 // CHECK-LABEL: func.func @finfo_min_fill(
 // CHECK-SAME: %[[Q:[^:]*]]: tensor<1x4x3x16xf32>, %[[KT:[^:]*]]: tensor<1x4x16x3xf32>, %[[V:[^:]*]]: tensor<1x4x3x16xf32>, %[[BIAS:[^:]*]]: tensor<1x1x3x3xi1>
+// CHECK-NOT: mp.softmax
 // CHECK: %[[DROP:.*]] = mp.equal
 // CHECK-DAG: %[[ZERO:.*]] = mp.constant dense<0.000000e+00> : tensor<f32>
 // CHECK-DAG: %[[MIN:.*]] = mp.constant dense<-3.40282347E+38> : tensor<f32>
@@ -251,6 +260,7 @@ func.func @finfo_min_fill(%q: tensor<1x4x3x16xf32>, %kt: tensor<1x4x16x3xf32>, %
 // (trimmed from bark_semantic_step_dynamo): both become one additive mask.
 // CHECK-LABEL: func.func @finfo_min_fill_then_added_mask(
 // CHECK-SAME: %[[Q:[^:]*]]: tensor<1x4x1x16xf32>, %[[KT:[^:]*]]: tensor<1x4x16x6xf32>, %[[V:[^:]*]]: tensor<1x4x6x16xf32>, %[[DROP:[^:]*]]: tensor<1x1x1x6xi1>, %[[PAD:[^:]*]]: tensor<1x1x1x6xf32>
+// CHECK-NOT: mp.softmax
 // CHECK: %[[FILL:.*]] = mp.where %[[DROP]]
 // CHECK: %[[MASK:.*]] = mp.add %[[FILL]], %[[PAD]]
 // CHECK: mp.attention %{{.*}}, %{{.*}}, %[[V]] mask %[[MASK]] {scale = 2.500000e-01 : f32}
@@ -288,6 +298,7 @@ func.func @scale_after_mask(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %
 // through Where(keep, scores, -inf): is_causal, no mask operand.
 // CHECK-LABEL: func.func @causal_sliced_tril(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[KT:[a-z0-9]+]]: tensor<1x2x8x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x4x8xf32>
+// CHECK-NOT: mp.slice
 // CHECK: mp.attention %[[Q]], %{{.+}}, %[[V]] {is_causal = true, scale = 1.000000e+00 : f32} :
 // CHECK-NOT: mp.slice
 func.func @causal_sliced_tril(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
@@ -812,6 +823,7 @@ func.func @contrib_multi_head_attention_llama(%q: tensor<?x?x16xf16>, %k: tensor
 // Packed QKV ([B, S, N, 3, H]) has no mp.attention form: the op stays for
 // its own lowering (the report lists it under "kept").
 // CHECK-LABEL: func.func @contrib_packed_qkv_kept(
+// CHECK-NOT: mp.attention
 // CHECK: mp.ms.multi_head_attention
 // CHECK-NOT: mp.attention
 func.func @contrib_packed_qkv_kept(%qkv: tensor<1x4x2x3x8xf32>) -> tensor<1x4x16xf32> {

@@ -18,7 +18,8 @@ func.func private @use_h(memref<512xf16>)
 //       CHECK:   %[[C4096:.+]] = arith.constant 4096 : index
 //       CHECK:   %[[B:.+]] = memref.view %[[ARENA]][%[[C4096]]][] : memref<8192xi8> to memref<1024xf32>
 //       CHECK:   call @use2(%[[A]], %[[B]])
-//       CHECK:   %[[C:.+]] = memref.view %[[ARENA]][%{{.+}}][] : memref<8192xi8> to memref<512xf16>
+//       CHECK:   %[[CC:.+]] = arith.constant 0 : index
+//       CHECK:   %[[C:.+]] = memref.view %[[ARENA]][%[[CC]]][] : memref<8192xi8> to memref<512xf16>
 //       CHECK:   call @use_h(%[[C]])
 //   CHECK-NOT:   memref.dealloc %[[A]]
 //       CHECK:   memref.dealloc %[[ARENA]]
@@ -35,6 +36,35 @@ func.func @chain() {
   call @use_h(%c) : (memref<512xf16>) -> ()
   memref.dealloc %b : memref<1024xf32>
   memref.dealloc %c : memref<512xf16>
+  return
+}
+
+// -----
+
+func.func private @use2(memref<1024xf32>, memref<1024xf32>)
+
+// A freed slot that is not the first: `long` stays live at offset 0 while a
+// is freed, so c must take a's place at 4096, not the lowest offset.
+// CHECK-LABEL: func.func @avoid_live
+//  CHECK-SAME:   bytes = 8192 : i64
+//       CHECK:   %[[ARENA:.+]] = memref.alloc() {alignment = 256 : i64} : memref<8192xi8>
+//       CHECK:   %[[C0:.+]] = arith.constant 0 : index
+//       CHECK:   %[[L:.+]] = memref.view %[[ARENA]][%[[C0]]][] : memref<8192xi8> to memref<1024xf32>
+//       CHECK:   %[[CA:.+]] = arith.constant 4096 : index
+//       CHECK:   %[[A:.+]] = memref.view %[[ARENA]][%[[CA]]][] : memref<8192xi8> to memref<1024xf32>
+//       CHECK:   call @use2(%[[L]], %[[A]])
+//       CHECK:   %[[CC:.+]] = arith.constant 4096 : index
+//       CHECK:   %[[C:.+]] = memref.view %[[ARENA]][%[[CC]]][] : memref<8192xi8> to memref<1024xf32>
+//       CHECK:   call @use2(%[[L]], %[[C]])
+func.func @avoid_live() {
+  %long = memref.alloc() : memref<1024xf32>
+  %a = memref.alloc() : memref<1024xf32>
+  call @use2(%long, %a) : (memref<1024xf32>, memref<1024xf32>) -> ()
+  memref.dealloc %a : memref<1024xf32>
+  %c = memref.alloc() : memref<1024xf32>
+  call @use2(%long, %c) : (memref<1024xf32>, memref<1024xf32>) -> ()
+  memref.dealloc %long : memref<1024xf32>
+  memref.dealloc %c : memref<1024xf32>
   return
 }
 
