@@ -34,10 +34,19 @@ KNOWN_LOWER_SHARE: dict[tuple[str, str], str] = {}
 # Models whose mixed build mp cannot run yet: name -> reason. xfail(strict) so that a fix
 # shows up.
 KNOWN_MP_RUN_FAILURES: dict[str, str] = {}
-# mp's max abs err must stay within this fraction of max(1, max abs reference): fp16-scale
-# (a wrong result, not rounding, breaks it). Measured: at most 0.003 on these models except
-# silero's recurrent state, 0.042 (onnxruntime's converter: 0.019).
-MP_ERR_TOLERANCE = 0.05
+# Each output's max abs err must stay within this fraction of that output's max abs
+# reference (fp16-scale: a wrong result, not rounding, breaks it), and at least
+# MP_ERR_FLOOR. Measured (2026-12-03): at most 0.0062 (silero's 1e-3-sized output) on
+# the shared models and generated blocks, openwakeword's 0.004-sized score 0.0014.
+MP_ERR_REL = 0.01
+MP_ERR_FLOOR = 1e-6
+# Outputs allowed more, with the reason; each is measured in bench/precision.md.
+MP_ERR_REL_KNOWN = {
+    # The LSTM state after 64 steps: fp16 rounding compounds through the recurrence
+    # (0.042 of 1.0; onnxruntime's float16 converter: 0.019). Issue 23 (precision from
+    # data) is where the recurrence's precision gets chosen from measurements.
+    ("silero_vad_op18_ifless", "stateN"): 0.05,
+}
 needs_mp_lib = pytest.mark.skipif(not MP_LIB.exists(), reason=f"{MP_LIB} is not built")
 
 pytestmark = [
@@ -131,9 +140,15 @@ def _check_mp_run(r: dict) -> None:
     assert run.get("ok"), f"{r['name']}: mp's mixed build does not run: {run.get('error')}"
     assert run["nonfinite"] == 0, f"{r['name']}: NaN/inf in mp's outputs: {run['outputs']}"
     assert not run["uncompared"], f"{r['name']}: outputs without a reference: {run['uncompared']}"
-    limit = MP_ERR_TOLERANCE * max(1.0, run["max_abs_ref"])
-    assert run["max_abs_err"] <= limit, (
-        f"{r['name']}: mp max abs err {run['max_abs_err']:.3g} > {limit:.3g}: {run['outputs']}")
+    assert run["outputs"], f"{r['name']}: no outputs"
+    for name, o in run["outputs"].items():
+        if o["max_abs_err"] is None:
+            continue  # not a float output with a reference (uncompared ones failed above)
+        rel = MP_ERR_REL_KNOWN.get((r["name"], name), MP_ERR_REL)
+        limit = max(rel * o["max_abs_ref"], MP_ERR_FLOOR)
+        assert o["max_abs_err"] <= limit, (
+            f"{r['name']}: output {name}: mp max abs err {o['max_abs_err']:.3g} > {limit:.3g} "
+            f"({rel:g} of its max abs reference {o['max_abs_ref']:.3g})")
 
 
 def _mp_run_cases():
@@ -162,3 +177,21 @@ def test_mp_mixed_layernorm_overflow(bench_overflow):
     _, results = bench_overflow
     assert set(results) == {"layernorm_overflow"}
     _check_mp_run(results["layernorm_overflow"])
+
+
+def _record(name: str, out: str, err: float, ref: float) -> dict:
+    return {"name": name, "tools": {"mp": {"run": {
+        "engine": "mp", "ok": True, "nonfinite": 0, "uncompared": [],
+        "outputs": {out: {"max_abs_err": err, "max_abs_ref": ref}}}}}}
+
+
+@pytest.mark.parametrize(("err", "passes"), [(5e-6, True), (1e-3, False)])
+def test_error_bound_scales_with_the_output(err, passes):
+    """openwakeword's score is ~0.004: an error of 1e-3 (a quarter of the signal) fails,
+    as the old bound of 0.05 * max(1, |ref|) let it pass."""
+    record = _record("openwakeword_hello_deepa", "39", err, 0.0038)
+    if passes:
+        _check_mp_run(record)
+    else:
+        with pytest.raises(AssertionError, match="output 39"):
+            _check_mp_run(record)

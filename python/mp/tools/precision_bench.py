@@ -523,7 +523,7 @@ def output_metrics(outs: dict[str, np.ndarray], expected: dict[str, np.ndarray])
         bad = int(np.size(got) - np.isfinite(got).sum())
         nonfinite += bad
         ref = expected.get(name)
-        e = None
+        e = ref_max = None
         if ref is not None and ref.shape == got.shape:
             diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
             finite = np.isfinite(diff)
@@ -534,8 +534,8 @@ def output_metrics(outs: dict[str, np.ndarray], expected: dict[str, np.ndarray])
         if ref is not None and ref.size:
             ref_max = float(np.nanmax(np.abs(ref.astype(np.float64))))
             max_ref = max(max_ref, ref_max)
-        per_output[name] = {"nonfinite": bad, "max_abs_err": e, "dtype": str(got.dtype),
-                            "shape": list(got.shape)}
+        per_output[name] = {"nonfinite": bad, "max_abs_err": e, "max_abs_ref": ref_max,
+                            "dtype": str(got.dtype), "shape": list(got.shape)}
     return {"nonfinite": nonfinite, "max_abs_err": err, "max_abs_ref": max_ref,
             "uncompared": uncompared, "outputs": per_output}
 
