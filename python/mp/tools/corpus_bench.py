@@ -266,9 +266,12 @@ def compare_cell(run: conformance.Run, model: Path, mp_opt: Path | None) -> Cell
     v = conformance.classify(run, model, mp_opt)
     if v.status in (conformance.PASSED, conformance.FAILED):
         detail = _g(_max_abs(run.rows))
-        bad = [r.name for r in run.rows if r.passed is False]
+        # An output with no error figure failed on its shape: say so, not "FAIL  (x)".
+        bad = [r.name if r.max_abs is not None else f"{r.name}: {r.detail or 'shape differs'}"
+               for r in run.rows if r.passed is False]
         if bad:
             detail += f" ({', '.join(bad[:3])}{', …' if len(bad) > 3 else ''})"
+            detail = detail.strip()
         return Cell(v.status, detail, run.elapsed_s)
     # unsupported: what is missing ("import: RandomNormalLike", "not lowered: mp.x"); the
     # import column and the notes have the full line.
