@@ -1,7 +1,11 @@
 // The C API from C: load, describe, run, and the error paths.
 // RUN: %host_cc %s -std=c11 -Wall -Werror -I%mp_src_include -L%mp_lib \
 // RUN:   -lMPCAPI -Wl,-rpath,%mp_lib -o %t
-// RUN: %t %S/../Execution/Inputs/add_matmul_softmax.onnx | FileCheck %s
+// RUN: printf '{"op_types": {"Softmax": "deny",' > %t.corrupt.json
+// RUN: printf '{"op_types": {"Softmax": "fast"}}' > %t.badclass.json
+// RUN: %t %S/../Execution/Inputs/add_matmul_softmax.onnx %t.corrupt.json %t.badclass.json \
+// RUN:   %S/Inputs/scalar_loss.onnxtext \
+// RUN:   | FileCheck %s
 
 #include "mp-c/Model.h"
 
@@ -74,6 +78,61 @@ int main(int argc, char **argv) {
   report("no file", mpModelLoad("nonexistent.onnx", "fp32", NULL, &model, &error), error);
   // CHECK-NEXT: bad precision: rc=1 precision must be 'fp32' or 'mixed', got 'int8'
   report("bad precision", mpModelLoad(argv[1], "int8", NULL, &model, &error), error);
+
+  // mpModelLoadWithOptions: NULL options are the defaults; every failure
+  // leaves *model NULL and says what to fix.
+  if (mpModelLoadWithOptions(argv[1], NULL, &model, &error)) {
+    report("defaults", 1, error);
+    return 1;
+  }
+  // CHECK-NEXT: defaults: 2 inputs, 2 outputs
+  printf("defaults: %zu inputs, %zu outputs\n", mpModelNumInputs(model),
+         mpModelNumOutputs(model));
+  mpModelDestroy(model);
+  MpModelOptions o;
+  memset(&o, 0, sizeof o);
+  o.precision = "mixed";
+  o.policy = argv[2];
+  model = (MpModel *)&o; // must be reset to NULL on failure
+  // CHECK-NEXT: corrupt policy: rc=1 {{.*}}: error: {{.*}}.corrupt.json: invalid JSON: [1:32, byte=32]: Expected object key
+  report("corrupt policy", mpModelLoadWithOptions(argv[1], &o, &model, &error), error);
+  // CHECK-NEXT: model after failure: NULL
+  printf("model after failure: %s\n", model ? "set" : "NULL");
+  // CHECK-NEXT: bad class: rc=1 {{.*}}.badclass.json:1:{{[0-9]+}}: op_types.Softmax: unknown class 'fast' (expected allow, infer, deny or clear)
+  o.policy = argv[3];
+  report("bad class", mpModelLoadWithOptions(argv[1], &o, &model, &error), error);
+  // CHECK-NEXT: missing policy: rc=1 {{.*}}: error: cannot read policy file 'nonexistent-policy.json': No such file or directory
+  o.policy = "nonexistent-policy.json";
+  report("missing policy", mpModelLoadWithOptions(argv[1], &o, &model, &error), error);
+  o.policy = NULL;
+  // CHECK-NEXT: negative max_seq_len: rc=1 max_seq_len must be positive, got -4
+  o.maxSeqLen = -4;
+  report("negative max_seq_len", mpModelLoadWithOptions(argv[1], &o, &model, &error), error);
+  o.maxSeqLen = 0;
+  // CHECK-NEXT: bad training step: rc=1 {{.*}}: error: mp-build-training-step: the model has no output named 'nosuch'; its outputs are 'sum', 'probs'
+  o.trainingStep = "loss=nosuch optimizer=sgd";
+  report("bad training step", mpModelLoadWithOptions(argv[1], &o, &model, &error), error);
+  // CHECK-NEXT: training, non-scalar loss: rc=1 {{.*}}: error: mp-build-training-step: the loss 'sum' must be one float element, got 'tensor<2x4xf32>'
+  report("training, non-scalar loss",
+         mpModelLoadTraining(argv[1], "fp32", NULL, "loss=sum optimizer=sgd", NULL, &model,
+                             &error),
+         error);
+  // CHECK-NEXT: training, bad loss scaling: rc=1 {{.*}}scalar_loss.onnxtext:0:0: error: mp-insert-loss-scaling: unknown mode 'bogus' (expected dynamic or static)
+  report("training, bad loss scaling",
+         mpModelLoadTraining(argv[4], "mixed", NULL, "loss=loss optimizer=sgd", "mode=bogus",
+                             &model, &error),
+         error);
+  // A good training step loads (the model's parameters become its inputs).
+  if (mpModelLoadTraining(argv[4], "mixed", NULL, "loss=loss optimizer=sgd", "mode=dynamic",
+                          &model, &error)) {
+    report("training", 1, error);
+    return 1;
+  }
+  // CHECK-NEXT: training: {{[1-9][0-9]*}} inputs
+  printf("training: %zu inputs\n", mpModelNumInputs(model));
+  mpModelDestroy(model);
+  // CHECK-NEXT: null model: rc=1 mpModelLoad: path and model must not be NULL
+  report("null model", mpModelLoadWithOptions(argv[1], NULL, NULL, &error), error);
   // CHECK-NEXT: version: 0.1.0
   printf("version: %s\n", mpVersion());
   return 0;
