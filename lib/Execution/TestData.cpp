@@ -2,11 +2,14 @@
 
 #include "mp/Execution/TestData.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 using namespace mlir;
@@ -46,10 +49,62 @@ static std::string shortNum(double v) {
   return buf;
 }
 
-std::pair<double, double> Tolerances::forOutput(const HostTensor &t) const {
-  bool half = mixed || t.elementType.isF16() || t.elementType.isBF16();
-  return {rtol >= 0 ? rtol : (half ? 1e-2 : fp32Rtol),
-          atol >= 0 ? atol : (half ? 1e-2 : fp32Atol)};
+/// The largest finite |x| of `t` (0 if none).
+static double maxFiniteAbs(const HostTensor &t) {
+  double m = 0;
+  for (int64_t i = 0, n = t.numElements(); i < n; ++i)
+    if (double v = std::fabs(t.at(i)); std::isfinite(v))
+      m = std::max(m, v);
+  return m;
+}
+
+std::pair<double, double>
+Tolerances::forOutput(const HostTensor &actual,
+                      const HostTensor &expected) const {
+  bool half =
+      mixed || actual.elementType.isF16() || actual.elementType.isBF16();
+  if (!half)
+    return {rtol >= 0 ? rtol : fp32Rtol, atol >= 0 ? atol : fp32Atol};
+  double scale = std::clamp(maxFiniteAbs(expected), 1e-3, 1.0);
+  return {rtol >= 0 ? rtol : 1e-2, atol >= 0 ? atol : 1e-2 * scale};
+}
+
+/// The reference of each output (by index into `outputs`; -1: none), read
+/// from `files`: by the tensor's name, else by position. Sets `why` on a
+/// count mismatch or a reference that names no output; no files (nothing
+/// to compare with) is not a mismatch.
+static bool pairReferences(ArrayRef<HostTensor> outputs,
+                           ArrayRef<std::string> files, MLIRContext *ctx,
+                           std::vector<HostTensor> &refs,
+                           std::vector<int> &refOf, std::string &why,
+                           std::string &error) {
+  refOf.assign(outputs.size(), -1);
+  for (const std::string &file : files) {
+    HostTensor t;
+    if (!readTensorFile(file, ctx, t, error))
+      return false;
+    refs.push_back(std::move(t));
+  }
+  for (auto [i, ref] : llvm::enumerate(refs)) {
+    size_t slot = i;
+    if (!ref.name.empty()) {
+      auto it = llvm::find_if(
+          outputs, [&](const HostTensor &o) { return o.name == ref.name; });
+      if (it == outputs.end()) {
+        why = "reference '" + ref.name + "' (" +
+              llvm::sys::path::filename(files[i]).str() +
+              ") names no output of the model";
+        continue;
+      }
+      slot = it - outputs.begin();
+    }
+    if (slot < outputs.size() && refOf[slot] < 0)
+      refOf[slot] = i;
+  }
+  if (why.empty() && !refs.empty() && refs.size() != outputs.size())
+    why = "the model has " + std::to_string(outputs.size()) + " outputs but " +
+          std::to_string(refs.size()) + " references were given";
+  return true;
 }
 
 bool compareOutputs(ArrayRef<HostTensor> outputs,
@@ -67,19 +122,24 @@ bool compareOutputs(ArrayRef<HostTensor> outputs,
     *table << llvm::format("%-28s %-22s %12s %12s %8s  %s\n", "output", "type",
                            "max abs err", "max rel err", "argmax",
                            expectedFiles.empty() ? "" : "result");
+  std::vector<HostTensor> refs;
+  std::vector<int> refOf;
+  std::string pairing;
+  if (!pairReferences(outputs, expectedFiles, ctx, refs, refOf, pairing, error))
+    return false;
   for (auto [i, t] : llvm::enumerate(outputs)) {
     if (table)
       *table << llvm::format("%-28s %-22s", t.name.c_str(),
                              t.describe().c_str());
-    if (i >= expectedFiles.size()) {
+    if (refOf[i] < 0) {
       if (table)
-        *table << "\n";
+        *table << (expectedFiles.empty() ? "\n" : "  FAIL: no reference\n");
+      if (!expectedFiles.empty())
+        fail("output '" + t.name + "' has no reference");
       continue;
     }
-    HostTensor expected;
-    if (!readTensorFile(expectedFiles[i], ctx, expected, error))
-      return false;
-    auto [rt, at] = tolerances.forOutput(t);
+    const HostTensor &expected = refs[refOf[i]];
+    auto [rt, at] = tolerances.forOutput(t, expected);
     Comparison c = compare(t, expected, rt, at);
     if (!c.shapeMatches) {
       if (table)
@@ -102,6 +162,11 @@ bool compareOutputs(ArrayRef<HostTensor> outputs,
     if (!c.passed())
       fail("output '" + t.name + "': max abs err " +
            shortNum(c.maxAbs) + detail);
+  }
+  if (!pairing.empty()) {
+    if (table)
+      *table << "FAIL: " << pairing << "\n";
+    fail(pairing);
   }
   return true;
 }

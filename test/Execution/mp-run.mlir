@@ -7,7 +7,7 @@
 // RUN: mp-run %examples/tts_decoder/model.onnx \
 // RUN:   --compare %examples/tts_decoder/test_data_set_0 \
 // RUN:   | FileCheck %s --check-prefix=TTS --implicit-check-not=FAIL
-// The same in mixed precision (rtol 1e-2, atol 1e-2).
+// The same in mixed precision (rtol 1e-2, atol 1e-2 x max |reference| clamped to [1e-3, 1]).
 // RUN: mp-run %examples/tts_decoder/model.onnx --precision mixed \
 // RUN:   --compare %examples/tts_decoder/test_data_set_0 \
 // RUN:   | FileCheck %s --check-prefix=TTS --implicit-check-not=FAIL
@@ -78,3 +78,35 @@
 // RUN:   --compare %S/Inputs/wrong_expected \
 // RUN:   | FileCheck %s --check-prefix=LOOSE --implicit-check-not=FAIL
 // LOOSE: probs {{.*}} PASS
+
+// References are matched to outputs by the names they carry, not by file
+// order: swapped files still pass. A missing reference, an extra one and a
+// reference that names no output each fail (exit 1) and say which.
+// RUN: rm -rf %t.refs && mkdir -p %t.refs/swapped %t.refs/missing %t.refs/extra %t.refs/foreign
+// RUN: cp %S/Inputs/test_data_set_0/input_*.pb %t.refs/swapped
+// RUN: cp %S/Inputs/test_data_set_0/output_0.pb %t.refs/swapped/output_1.pb
+// RUN: cp %S/Inputs/test_data_set_0/output_1.pb %t.refs/swapped/output_0.pb
+// RUN: mp-run %S/Inputs/add_matmul_softmax.onnx --compare %t.refs/swapped \
+// RUN:   | FileCheck %s --check-prefix=SMALL --implicit-check-not=FAIL
+// RUN: cp %S/Inputs/test_data_set_0/input_*.pb %S/Inputs/test_data_set_0/output_0.pb %t.refs/missing
+// RUN: not mp-run %S/Inputs/add_matmul_softmax.onnx --compare %t.refs/missing \
+// RUN:   | FileCheck %s --check-prefix=MISSING
+// MISSING:      sum f32[2, 4] {{.*}} PASS
+// MISSING-NEXT: probs f32[2, 3] FAIL: no reference
+// MISSING-NEXT: FAIL: the model has 2 outputs but 1 references were given
+// RUN: cp %S/Inputs/test_data_set_0/*.pb %t.refs/extra
+// RUN: cp %S/Inputs/test_data_set_0/output_1.pb %t.refs/extra/output_2.pb
+// RUN: not mp-run %S/Inputs/add_matmul_softmax.onnx --compare %t.refs/extra \
+// RUN:   | FileCheck %s --check-prefix=EXTRA
+// EXTRA:      sum {{.*}} PASS
+// EXTRA-NEXT: probs {{.*}} PASS
+// EXTRA-NEXT: FAIL: the model has 2 outputs but 3 references were given
+// RUN: cp %S/Inputs/test_data_set_0/*.pb %t.refs/foreign
+// RUN: %python -c "import sys; p = sys.argv[1]; b = open(p, 'rb').read(); \
+// RUN:   assert b.count(b'\x42\x03sum') == 1; open(p, 'wb').write(b.replace(b'\x42\x03sum', b'\x42\x03sux'))" \
+// RUN:   %t.refs/foreign/output_0.pb
+// RUN: not mp-run %S/Inputs/add_matmul_softmax.onnx --compare %t.refs/foreign \
+// RUN:   | FileCheck %s --check-prefix=FOREIGN
+// FOREIGN:      sum f32[2, 4] FAIL: no reference
+// FOREIGN-NEXT: probs {{.*}} PASS
+// FOREIGN-NEXT: FAIL: reference 'sux' (output_0.pb) names no output of the model

@@ -89,8 +89,10 @@ static cl::opt<double> rtolOpt(cl::cat(toolOptions), "rtol", cl::init(-1),
                                         "--precision mixed)"));
 static cl::opt<double> atolOpt(cl::cat(toolOptions), "atol", cl::init(-1),
                                cl::desc("absolute tolerance (default 1e-5 "
-                                        "for fp32, 1e-2 for fp16 outputs or "
-                                        "--precision mixed)"));
+                                        "for fp32; for fp16 outputs or "
+                                        "--precision mixed, 1e-2 x the "
+                                        "reference's max |value| clamped "
+                                        "to [1e-3, 1])"));
 static cl::opt<bool> fuseAttention(
     cl::cat(toolOptions), "fuse-attention",
     cl::desc("replace decomposed attention with mp.attention first "
