@@ -1,14 +1,18 @@
 """Fuzz the ONNX importer of mp-opt with mutated real models.
 
     python -m mp.tools.fuzz_import --seconds 600 --seed 1 [--jobs 2]
+    python -m mp.tools.fuzz_import --count 500 --seed 1 --corpus repo
 
-Seeds: /work/shared/models/*/model.onnx (../shared/models of the repository)
-and examples/tts_decoder/model.onnx. Each mutant gets one mutation kind,
-byte-level (flip, insert, delete, truncate) or protobuf-aware through onnx
-(dims, element types, attribute values and types, dropped/extra node inputs,
-renamed values, swapped/dropped/duplicated nodes, op type swaps, opset
-versions, external-data offsets/lengths), applied 1-3 times. mp-opt runs on
-each (timeout 20 s) and the result is classified:
+Seeds (--corpus): "default" is ../shared/models/*/model.onnx (the shared
+folder beside the repository, when present) and examples/tts_decoder/model.onnx;
+"repo" only models committed to the repository (examples/tts_decoder,
+test/Execution/Inputs/add_matmul_softmax.onnx, test/Inputs/exports/*.onnx);
+"all" both. --models names the seed models instead. Each mutant gets one
+mutation kind, byte-level (flip, insert, delete, truncate) or protobuf-aware
+through onnx (dims, element types, attribute values and types, dropped/extra
+node inputs, renamed values, swapped/dropped/duplicated nodes, op type swaps,
+opset versions, external-data offsets/lengths), applied 1-3 times. mp-opt
+runs on each (timeout 20 s) and the result is classified:
 
   ok       rc 0
   error    rc 1 with an "error:" line on stderr
@@ -16,10 +20,20 @@ each (timeout 20 s) and the result is classified:
   timeout  ran past the timeout
   odd      anything else (e.g. rc 1 without an error line)
 
-Every crashing (and timing-out / odd) mutant is saved under
-/tmp/mp-fuzz-crashes/<kind>-<signature>/<n>/ with model.onnx, repro.sh and
-stderr.txt (at most 3 per signature). A JSON summary is printed at the end
-and written to --summary.
+Mutant i is made by a random.Random seeded from the i-th draw of
+random.Random(--seed), whatever the number of jobs: --count N runs exactly
+mutants 0..N-1, so the same seed, count, seed models and mp-opt (whose
+--list-onnx-ops feeds the op_type mutation) give the same mutants and, with
+a deterministic mp-opt, the same classification (the summary's
+mutants_sha256 and outcomes_sha256 say so). --seconds bounds the run (alone:
+as many mutants as fit; with --count, "complete" is false when it cut the
+run short). --dry-run only makes the mutants and prints their hashes.
+
+Every crashing (and timing-out / odd) mutant is saved under --crash-dir
+(/tmp/mp-fuzz-crashes)/<kind>-<signature>/<n>/ with model.onnx, repro.sh and
+stderr.txt (at most 3 per signature; which ones depends on completion order
+when --jobs > 1). A JSON summary is printed at the end and written to
+--summary.
 """
 
 from __future__ import annotations
@@ -40,14 +54,15 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import onnx
 from onnx import AttributeProto, TensorProto
 
-from . import REPO
+from . import REPO, build_tool
 
 SHARED = REPO.parent / "shared" / "models"
-CRASH_DIR = Path("/tmp/mp-fuzz-crashes")
+CRASH_DIR = Path("/tmp/mp-fuzz-crashes")  # --crash-dir's default
 CRASH_MARKERS = ("Stack dump", "PLEASE submit a bug report", "Assertion",
                  "terminate called", "LLVM ERROR", "Segmentation fault",
                  "UNREACHABLE")
@@ -58,12 +73,27 @@ INTERESTING_FLOATS = [0.0, -0.0, 1.0, -1.0, 1e-30, 1e30, float("inf"),
                       float("-inf"), float("nan"), 3.4e38]
 
 
-def seed_models() -> list[Path]:
-    models = sorted(SHARED.glob("*/model.onnx"))
-    tts = REPO / "examples" / "tts_decoder" / "model.onnx"
-    if tts.exists():
-        models.append(tts)
-    return models
+REPO_SEEDS = [REPO / "examples" / "tts_decoder" / "model.onnx",
+              REPO / "test" / "Execution" / "Inputs" / "add_matmul_softmax.onnx",
+              *sorted((REPO / "test" / "Inputs" / "exports").glob("*.onnx"))]
+CORPORA = ("default", "repo", "all")
+
+
+def seed_models(corpus: str = "default") -> list[Path]:
+    """The seed models of ``corpus`` (see the module's docstring) that exist."""
+    models = []
+    if corpus in ("default", "all"):
+        models += sorted(SHARED.glob("*/model.onnx"))
+    if corpus == "default":
+        models.append(REPO_SEEDS[0])
+    else:
+        models += REPO_SEEDS
+    return [m for m in models if m.exists()]
+
+
+def seed_name(path: Path) -> str:
+    """A seed's short name: its folder for a model.onnx, else its stem."""
+    return path.parent.name if path.name == "model.onnx" else path.stem
 
 
 def supported_ops(mp_opt: Path) -> list[tuple[str, str]]:
@@ -519,24 +549,64 @@ def signature(stderr: str) -> str:
     return re.sub(r"\d+", "N", lines[0])[:160] if lines else "(no output)"
 
 
+class Mutant(NamedTuple):
+    idx: int
+    rng_seed: int
+    seed: Path      # the seed model
+    kind: str       # the mutation kind
+    data: bytes     # the mutant model
+    extra: tuple    # mp-opt options beyond "MODEL -o /dev/null"
+
+    def digest(self) -> str:
+        """sha256 of what mp-opt gets: the seed model's name, the options and the bytes."""
+        h = hashlib.sha256()
+        h.update(f"{self.idx} {seed_name(self.seed)} {self.kind} {' '.join(self.extra)}\n".encode())
+        h.update(self.data)
+        return h.hexdigest()
+
+
+def rng_seeds(seed: int):
+    """The rng seed of mutant 0, 1, ... for the run seed ``seed``."""
+    master = random.Random(seed)
+    while True:
+        yield master.getrandbits(48)
+
+
 class Fuzzer:
     def __init__(self, args):
         self.args = args
         self.mp_opt = Path(args.mp_opt)
-        self.seeds = [Path(p) for p in args.models] if args.models else seed_models()
+        self.seeds = [Path(p) for p in args.models] if args.models else seed_models(args.corpus)
+        if not self.seeds:
+            raise SystemExit(f"fuzz_import: no seed models (corpus {args.corpus})")
         self.seed_bytes = {p: p.read_bytes() for p in self.seeds}
         self.seed_protos = {p: onnx.load_model_from_string(self.seed_bytes[p])
                             for p in self.seeds}
+        self.crash_dir = Path(args.crash_dir)
         self.lock = threading.Lock()
         self.counts = collections.Counter()
         self.by_kind = collections.defaultdict(collections.Counter)
         self.by_seed = collections.defaultdict(collections.Counter)
         self.sigs: dict[str, dict] = {}
+        self.records: dict[int, tuple[str, str]] = {}  # idx -> (mutant digest, class)
         self.work = Path(tempfile.mkdtemp(prefix="mp-fuzz-"))
         self.n = 0
         self.gdb_runs = 0
+        self.elapsed = 0.0
+        self.complete = True
 
-    def make_mutant(self, rng: random.Random):
+    def make_mutant(self, idx: int, rng_seed: int) -> Mutant:
+        """Mutant ``idx``: a function of ``rng_seed``, the seed models and OPS
+        only. A mutation that finds nothing to act on is drawn again."""
+        rng = random.Random(rng_seed)
+        while True:
+            seed, kind, data = self.mutate(rng)
+            if data is not None:
+                break
+        extra = ("--mp-model-summary=output=" + os.devnull,) if rng.random() < 0.3 else ()
+        return Mutant(idx, rng_seed, seed, kind, data, extra)
+
+    def mutate(self, rng: random.Random):
         seed = rng.choice(self.seeds)
         kinds = list(BYTE_MUTATIONS) + list(PROTO_MUTATIONS)
         # weight proto-aware mutations higher: byte mutations mostly hit
@@ -565,21 +635,15 @@ class Fuzzer:
         return seed, kind, m.SerializeToString()
 
     def run_one(self, idx: int, rng_seed: int):
-        rng = random.Random(rng_seed)
-        seed, kind, data = self.make_mutant(rng)
-        if data is None:
-            return
-        d = self.work / f"w{idx % 64}"
-        if d.exists():
-            shutil.rmtree(d)
+        mu = self.make_mutant(idx, rng_seed)
+        seed, kind, data = mu.seed, mu.kind, mu.data
+        d = self.work / f"m{idx}"
         d.mkdir()
         path = d / "model.onnx"
         path.write_bytes(data)
         for side in seed.parent.glob("*.data"):
             os.symlink(side, d / side.name)
-        cmd = [str(self.mp_opt), str(path), "-o", os.devnull]
-        if rng.random() < 0.3:
-            cmd.append("--mp-model-summary=output=" + os.devnull)
+        cmd = [str(self.mp_opt), str(path), "-o", os.devnull, *mu.extra]
         t0 = time.time()
         try:
             p = subprocess.run(cmd, capture_output=True, timeout=self.args.timeout)
@@ -587,6 +651,7 @@ class Fuzzer:
         except subprocess.TimeoutExpired as e:
             rc, err, to = None, (e.stderr or b"").decode("utf-8", "replace"), True
         dt = time.time() - t0
+        shutil.rmtree(d, ignore_errors=True)
         cls = classify(rc if rc is not None else 0, err, to)
         if cls == "crash" and "Stack dump" not in err:
             with self.lock:
@@ -595,11 +660,13 @@ class Fuzzer:
             if use_gdb:
                 err += "\n--- gdb backtrace (mp-opt printed no stack dump) ---\n" \
                     + gdb_backtrace(cmd)
+        name = seed_name(seed)
         with self.lock:
             self.n += 1
+            self.records[idx] = (mu.digest(), cls)
             self.counts[cls] += 1
             self.by_kind[kind][cls] += 1
-            self.by_seed[seed.parent.name][cls] += 1
+            self.by_seed[name][cls] += 1
             if cls in ("crash", "timeout", "odd"):
                 sig = signature(err) if cls == "crash" else cls
                 key = f"{cls}-" + hashlib.sha1(sig.encode()).hexdigest()[:10]
@@ -609,9 +676,9 @@ class Fuzzer:
                     "stderr_head": "\n".join(err.splitlines()[:14])})
                 info["count"] += 1
                 info["kinds"][kind] += 1
-                info["seeds"][seed.parent.name] += 1
+                info["seeds"][name] += 1
                 if len(info["saved"]) < 3:
-                    out = CRASH_DIR / key / str(len(info["saved"]))
+                    out = self.crash_dir / key / str(len(info["saved"]))
                     out.mkdir(parents=True, exist_ok=True)
                     (out / "model.onnx").write_bytes(data)
                     for side in seed.parent.glob("*.data"):
@@ -619,34 +686,58 @@ class Fuzzer:
                             os.symlink(side, out / side.name)
                     rcmd = [str(self.mp_opt), str(out / "model.onnx")] + cmd[2:]
                     (out / "repro.sh").write_text(
-                        "#!/bin/sh\n# seed model: %s, mutation: %s, rng seed %d, %.1fs, rc=%s\n%s\n"
-                        % (seed, kind, rng_seed, dt, rc, " ".join(rcmd)))
+                        "#!/bin/sh\n# seed model: %s, mutation: %s, run seed %d, mutant %d "
+                        "(rng seed %d), %.1fs, rc=%s\n%s\n"
+                        % (seed, kind, self.args.seed, idx, rng_seed, dt, rc, " ".join(rcmd)))
                     (out / "stderr.txt").write_text(err)
                     info["saved"].append(str(out))
-                    print(f"[{self.n}] {cls}: {kind} on {seed.parent.name}: {sig[:100]}"
+                    print(f"[{self.n}] {cls}: {kind} on {name}: {sig[:100]}"
                           f" -> {out}", flush=True)
 
     def run(self):
-        master = random.Random(self.args.seed)
-        deadline = time.time() + self.args.seconds
+        """Runs mutants 0..count-1 (or 0.. until --seconds without --count),
+        at most --seconds when given."""
+        count, seconds = self.args.count, self.args.seconds
+        t0 = time.time()
+        deadline = t0 + seconds if seconds is not None else None
+        seeds = rng_seeds(self.args.seed)
         idx = 0
         with cf.ThreadPoolExecutor(self.args.jobs) as ex:
             pending = set()
-            while time.time() < deadline:
-                while len(pending) < self.args.jobs * 2:
-                    pending.add(ex.submit(self.run_one, idx, master.getrandbits(48)))
+            while True:
+                if deadline is not None and time.time() >= deadline:
+                    break
+                while len(pending) < self.args.jobs * 2 and (count is None or idx < count):
+                    pending.add(ex.submit(self.run_one, idx, next(seeds)))
                     idx += 1
+                if not pending:
+                    break
                 done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                 for f in done:
                     f.result()
-            cf.wait(pending)
+            for f in cf.as_completed(pending):
+                f.result()
+        self.elapsed = time.time() - t0
+        self.complete = count is None or self.n == count
         shutil.rmtree(self.work, ignore_errors=True)
 
+    def mutants(self, count: int):
+        """Mutants 0..count-1, made here (no mp-opt run)."""
+        seeds = rng_seeds(self.args.seed)
+        for idx in range(count):
+            yield self.make_mutant(idx, next(seeds))
+
     def summary(self):
+        ordered = [self.records[i] for i in sorted(self.records)]
         return {
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
-            "seed": self.args.seed, "seconds": self.args.seconds, "jobs": self.args.jobs,
+            "seed": self.args.seed, "count": self.args.count, "seconds": self.args.seconds,
+            "jobs": self.args.jobs, "timeout": self.args.timeout,
+            "models": [rel(p) for p in self.seeds], "mp_opt": str(self.mp_opt),
+            "elapsed_s": round(self.elapsed, 1), "complete": self.complete,
             "mutants": self.n, "counts": dict(self.counts),
+            "mutants_sha256": sha256_lines(d for d, _ in ordered),
+            "outcomes_sha256": sha256_lines(f"{d} {c}" for d, c in ordered),
             "by_kind": {k: dict(v) for k, v in sorted(self.by_kind.items())},
             "by_seed": {k: dict(v) for k, v in sorted(self.by_seed.items())},
             "distinct": {k: {**v, "kinds": dict(v["kinds"]), "seeds": dict(v["seeds"])}
@@ -654,26 +745,69 @@ class Fuzzer:
         }
 
 
+def sha256_lines(lines) -> str:
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode() + b"\n")
+    return h.hexdigest()
+
+
+def rel(path: Path) -> str:
+    """``path`` relative to the repository when in it or in its folder
+    (../shared/models/...), else absolute."""
+    path = path.resolve()
+    if path.is_relative_to(REPO.parent):
+        return os.path.relpath(path, REPO)
+    return str(path)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=60)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=20)
-    ap.add_argument("--mp-opt", default=str(Path(os.environ.get("MP_BUILD_DIR", REPO / "build"))
-                                            / "bin" / "mp-opt"))
-    ap.add_argument("--models", nargs="*", help="seed models (default: shared + tts)")
+    ap.add_argument("--count", type=int,
+                    help="run exactly this many mutants (0..N-1 of --seed)")
+    ap.add_argument("--seconds", type=float,
+                    help="stop after this long (default without --count: 60; with it: no bound)")
+    ap.add_argument("--seed", type=int, default=0, help="the run's random seed")
+    ap.add_argument("--jobs", type=int, default=2, help="mp-opt processes at once")
+    ap.add_argument("--timeout", type=float, default=20, help="seconds per mp-opt run")
+    ap.add_argument("--mp-opt", default=str(build_tool("mp-opt")))
+    ap.add_argument("--corpus", choices=CORPORA, default="default",
+                    help="the seed models (see above; default: ../shared/models + tts_decoder)")
+    ap.add_argument("--models", nargs="*", type=Path, help="seed models (instead of --corpus)")
     ap.add_argument("--max-gdb", type=int, default=300,
                     help="crashes without a stack dump get a gdb backtrace (at most this many)")
+    ap.add_argument("--crash-dir", type=Path, default=CRASH_DIR,
+                    help="where crashing / timing-out / odd mutants are saved")
     ap.add_argument("--summary", type=Path, help="write the JSON summary here")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="make the --count mutants and print their hashes; run no mp-opt")
     args = ap.parse_args(argv)
+    if args.count is None and args.seconds is None:
+        args.seconds = 60
+    if args.count is not None and args.count < 0:
+        ap.error("--count must be >= 0")
+    if args.jobs < 1:
+        ap.error("--jobs must be >= 1")
+    if args.dry_run and args.count is None:
+        ap.error("--dry-run needs --count")
+    if not Path(args.mp_opt).is_file():
+        ap.error(f"{args.mp_opt} is not built (--mp-opt, $MP_BUILD_DIR)")
     OPS.extend(supported_ops(Path(args.mp_opt)))
     fz = Fuzzer(args)
+    if args.dry_run:
+        digests = []
+        for mu in fz.mutants(args.count):
+            digests.append(mu.digest())
+            print(mu.idx, seed_name(mu.seed), mu.kind, len(mu.data), digests[-1])
+        shutil.rmtree(fz.work, ignore_errors=True)
+        print("mutants_sha256", sha256_lines(digests))
+        return
     fz.run()
     s = fz.summary()
     text = json.dumps(s, indent=1, default=str)
     if args.summary:
+        args.summary.parent.mkdir(parents=True, exist_ok=True)
         args.summary.write_text(text)
     print(text)
 
