@@ -793,7 +793,7 @@ def main(argv=None):
         ap.error("--dry-run needs --count")
     if not Path(args.mp_opt).is_file():
         ap.error(f"{args.mp_opt} is not built (--mp-opt, $MP_BUILD_DIR)")
-    OPS.extend(supported_ops(Path(args.mp_opt)))
+    OPS[:] = supported_ops(Path(args.mp_opt))
     fz = Fuzzer(args)
     if args.dry_run:
         digests = []
