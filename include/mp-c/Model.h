@@ -9,6 +9,12 @@
  * with a message in *error (free it with mpFreeString) that names the model
  * file, the input or the ONNX node at fault.
  *
+ * Threads: a model may be run from several threads at once; its runs take
+ * turns (each holds the model's lock, compiling included), and each gets its
+ * own result. Separate models (each load, even of one file) run concurrently.
+ * Destroying a model or result while another thread uses it is the caller's
+ * error (docs/running.md, "Threads").
+ *
  * Tensors are dense, row-major and in host memory. Element types are NumPy
  * dtype strings: "<f4", "<f2", "<f8", "|b1", "|i1", "<i2", "<i4", "<i8",
  * "|u1", "<u2", "<u4", "<u8". bfloat16 outputs are returned as "<f4".
@@ -104,7 +110,8 @@ MP_CAPI_EXPORT size_t mpModelNumVariants(const MpModel *model);
 
 /** Runs the model. Inputs are matched by name; a NULL name takes the graph
  * input at that position. Every graph input must be given once, with the
- * declared dtype, rank and static dims. */
+ * declared dtype, rank and static dims. Safe from several threads at once:
+ * runs of one model take turns, runs of separate models do not wait. */
 MP_CAPI_EXPORT int mpModelRun(MpModel *model, const MpTensor *inputs,
                               size_t numInputs, MpResult **result,
                               char **error);

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 using namespace mlir;
 
@@ -66,6 +67,12 @@ struct MpModel {
   MLIRContext ctx;
   std::unique_ptr<mp::JitModel> model;
   std::vector<TensorRecord> inputs, outputs;
+  /// Held by each run and by mpModelNumVariants: a run installs a
+  /// diagnostic handler on `ctx`, may compile a variant into `model`'s map
+  /// (or drop one) and runs code that shares the variant's buffers, so runs
+  /// of one model from several threads take turns. Other models have their
+  /// own context, variants and lock, and run concurrently.
+  mutable std::mutex runMutex;
 
   explicit MpModel(const DialectRegistry &registry) : ctx(registry) {}
 };
@@ -149,6 +156,7 @@ MpTensor mpModelOutput(const MpModel *model, size_t i) {
 }
 
 size_t mpModelNumVariants(const MpModel *model) {
+  std::lock_guard<std::mutex> lock(model->runMutex);
   return model->model->numVariants();
 }
 
@@ -158,6 +166,7 @@ int mpModelRun(MpModel *model, const MpTensor *inputs, size_t numInputs,
     return failWith(error, "mpModelRun: model, inputs and result must not "
                            "be NULL");
   *result = nullptr;
+  std::lock_guard<std::mutex> lock(model->runMutex);
   std::vector<mp::HostTensor> tensors;
   for (size_t i = 0; i < numInputs; ++i) {
     const MpTensor &in = inputs[i];

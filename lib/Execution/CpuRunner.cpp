@@ -22,6 +22,7 @@
 #include <csetjmp>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 using namespace mlir;
 
@@ -119,8 +120,13 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
   if (failed(lower.run(*module)))
     return nullptr;
 
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  // LLVM's target registry is not thread-safe to fill: models compiled on
+  // several threads at once register the host target once.
+  static std::once_flag nativeTarget;
+  std::call_once(nativeTarget, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
   ExecutionEngineOptions options;
