@@ -39,6 +39,7 @@ mp_status copy(const char *caller, const mp_library *lib, void *to,
     std::memmove(to, from, bytes);
     return MP_OK;
   }
+  LibraryLock lock(*lib, /*image=*/false);
   // A failure left over from earlier calls is not this one's.
   mp_cuda_take_status();
   deviceCopy(to, from, bytes);
@@ -55,6 +56,7 @@ extern "C" mp_status mp_library_device_alloc(mp_library *lib, size_t bytes,
   *out = nullptr;
   bytes = std::max<size_t>(bytes, 1);
   if (isCuda(*lib)) {
+    LibraryLock lock(*lib, /*image=*/false);
     mp_cuda_take_status();
     *out = mp_cuda_alloc(bytes);
     return mp_cuda_take_status();
@@ -77,6 +79,7 @@ extern "C" void mp_library_device_free(mp_library *lib, void *buffer) {
   }
   // Queued kernels may still read it: the pool hands it only to later
   // kernels on their stream and to copies that wait for them.
+  LibraryLock lock(*lib, /*image=*/false);
   mp_cuda_free(buffer);
   mp_cuda_take_status();
 }
@@ -98,6 +101,7 @@ extern "C" mp_status mp_library_synchronize(mp_library *lib) {
     return setError(MP_ERROR_INVALID, "mp_library_synchronize: null library");
   if (!isCuda(*lib))
     return MP_OK;
+  LibraryLock lock(*lib, /*image=*/false);
   mp_cuda_take_status();
   waitForKernels("mp_library_synchronize returns");
   return mp_cuda_take_status();

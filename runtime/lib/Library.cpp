@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <map>
 #include <new>
 #include <sys/stat.h>
 #include <vector>
@@ -69,6 +70,26 @@ mp_status checkArch(const mp_model_desc &desc, const std::string &path) {
                          cuda::deviceOrdinal(), sm, sm));
 }
 
+/// The lock of the image `handle` (from dlopen), shared by every open
+/// handle of it.
+std::shared_ptr<std::mutex> imageMutexOf(void *handle) {
+  static std::mutex *registryMutex = new std::mutex;
+  static auto *registry = new std::map<void *, std::weak_ptr<std::mutex>>;
+  std::lock_guard<std::mutex> lock(*registryMutex);
+  for (auto it = registry->begin(); it != registry->end();)
+    it = it->second.expired() ? registry->erase(it) : std::next(it);
+  std::weak_ptr<std::mutex> &entry = (*registry)[handle];
+  std::shared_ptr<std::mutex> mutex = entry.lock();
+  if (!mutex)
+    entry = mutex = std::make_shared<std::mutex>();
+  return mutex;
+}
+
+bool isCudaLibrary(const mp_library &lib) {
+  return lib.desc && lib.desc->target &&
+         std::strcmp(lib.desc->target, "cuda") == 0;
+}
+
 /// dlopen and the checks of mp_library_open; on failure the handle stays
 /// in `lib` for the caller to close.
 mp_status open(mp_library &lib) {
@@ -89,6 +110,7 @@ mp_status open(mp_library &lib) {
                     format("cannot load library '%s': %s", path,
                            why ? why : "unknown error"));
   }
+  lib.imageMutex = imageMutexOf(lib.handle);
   auto describe = reinterpret_cast<mp_model_describe_fn>(
       dlsym(lib.handle, MP_MODEL_DESCRIBE_SYMBOL));
   lib.run =
@@ -141,6 +163,15 @@ mp_status open(mp_library &lib) {
 
 } // namespace
 
+mp::LibraryLock::LibraryLock(const mp_library &lib, bool image) {
+  if (isCudaLibrary(lib) && mp_cuda_graphs_enabled()) {
+    static std::mutex *streamMutex = new std::mutex;
+    stream = std::unique_lock<std::mutex>(*streamMutex);
+  }
+  if (image && lib.imageMutex)
+    imageLock = std::unique_lock<std::mutex>(*lib.imageMutex);
+}
+
 extern "C" mp_status mp_library_open(const char *path, mp_library **out) {
   if (!out)
     return setError(MP_ERROR_INVALID, "mp_library_open: null result pointer");
@@ -172,6 +203,7 @@ mp_status mp::runEntry(const char *caller, mp_library *lib,
       (lib->desc->num_outputs > 0 && !outputs))
     return setError(MP_ERROR_INVALID,
                     format("%s: null input or output array", caller));
+  LibraryLock lock(*lib);
   // A failure left over from earlier calls is not this run's.
   mp_cuda_take_status();
   setError(MP_OK, "");
@@ -239,6 +271,7 @@ extern "C" mp_status mp_library_run_shaped(mp_library *lib,
   if (mp_status status = checkShapes(*lib, inputs))
     return status;
   if (lib->runShaped) {
+    LibraryLock lock(*lib);
     mp_cuda_take_status();
     setError(MP_OK, "");
     int32_t result = lib->runShaped(inputs, outputs);
@@ -285,10 +318,12 @@ extern "C" void mp_library_close(mp_library *lib) {
   if (!lib)
     return;
   if (lib->handle) {
+    // Other handles of the image may be running: what the runs keep goes
+    // between their runs.
+    LibraryLock lock(*lib);
     // Runs on device buffers may still be queued: they finish before their
     // graph, buffers and kernels go.
-    if (cuda::initialized() && lib->desc && lib->desc->target &&
-        std::strcmp(lib->desc->target, "cuda") == 0) {
+    if (cuda::initialized() && isCudaLibrary(*lib)) {
       waitForKernels("closing the library");
       mp_cuda_take_status();
     }

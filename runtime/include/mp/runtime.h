@@ -8,6 +8,13 @@
  * message naming what failed (the CUDA call, the missing driver, the file).
  * The status values are also mp-run's exit codes (docs/runtime.md).
  *
+ * Threads: a library may be run from several threads at once. Runs of one
+ * loaded library (every handle of one file) take turns under its lock;
+ * runs of separate libraries do not wait for each other (with
+ * MP_CUDA_GRAPHS=1, CUDA libraries do: the stream is captured whole).
+ * mp_last_error() is per thread. Closing a handle while another thread
+ * uses it is the caller's error (docs/runtime.md, "Threads").
+ *
  *===----------------------------------------------------------------------===*/
 
 #ifndef MP_RUNTIME_H
@@ -157,7 +164,8 @@ mp_status mp_library_open(const char *path, mp_library **out);
 /** The library's description (owned by the library). */
 const mp_model_desc *mp_library_describe(const mp_library *lib);
 
-/** Runs the library once on host buffers (see mp_model_run_fn). */
+/** Runs the library once on host buffers (see mp_model_run_fn). Safe from
+    several threads: runs of one loaded library take turns. */
 mp_status mp_library_run(mp_library *lib, const void *const *inputs,
                          void *const *outputs);
 
@@ -282,8 +290,9 @@ void *mp_cuda_constant(const void *host, int64_t bytes);
 /** CUDA graphs, when MP_CUDA_GRAPHS=1 is set in the environment (off by
     default until measured on a GPU): the generated wrapper keeps its device
     inputs and outputs across runs and, from the second run on, captures the
-    model's launches once and replays them with one cuGraphLaunch. Runs of
-    one library must then not overlap (one thread at a time). */
+    model's launches once and replays them with one cuGraphLaunch. The
+    runtime then runs CUDA libraries one at a time (a capture records the
+    whole stream). */
 int mp_cuda_graphs_enabled(void);
 
 typedef struct mp_cuda_graph mp_cuda_graph;
