@@ -8,8 +8,11 @@ Inputs are the folder's ``input_N.pb`` (in the library's input order, or by
 name); each output is compared with ``output_N.pb`` and, with
 ``--reference``, with another library's outputs on the same inputs (the CPU
 library: the kernels against the host code of the same graph). Tolerances
-default to mp-run's: 1e-4/1e-5 for fp32 libraries, 1e-2/1e-2 for mixed ones
-and fp16 outputs. Exit status: 0 if every comparison passes, 1 if one
+against the folder default to mp-run's: 1e-4/1e-5 for fp32 libraries,
+1e-2/1e-2 for mixed ones and fp16 outputs; against ``--reference``, which
+differs only in summation order, to an absolute bound of 4e-5 (fp32) or two
+f16 ulps (mixed, fp16 outputs) of the output's max abs value.
+``--rtol``/``--atol`` set both. Exit status: 0 if every comparison passes, 1 if one
 fails, 2 if the library cannot run (an emulation error names the kernel, the
 PTX line and the thread).
 """
