@@ -25,8 +25,11 @@ ART=${ARTIFACTS:-bench/gpu/artifacts}
 export MP_GPU_ARCH=${MP_GPU_ARCH:-sm_90}
 GPU_ARCH=$MP_GPU_ARCH
 PY=${PYTHON:-$REPO/.venv/bin/python}
-MP_COMPILE=$REPO/build/bin/mp-compile
-RUNTIME=$REPO/build/lib/libmp_runtime.so
+# mp's build: $MP_BUILD_DIR (absolute, or relative to the repository), else build/.
+BUILD=${MP_BUILD_DIR:-build}
+case "$BUILD" in /*) ;; *) BUILD=$REPO/$BUILD ;; esac
+MP_COMPILE=$BUILD/bin/mp-compile
+RUNTIME=$BUILD/lib/libmp_runtime.so
 MAX_MIB=${MAX_MIB:-56}   # 64 MiB carry limit, less the repo (~3 MiB) and slack
 export PYTHONPATH=$REPO/python${PYTHONPATH:+:$PYTHONPATH}
 

@@ -1,4 +1,5 @@
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -9,15 +10,23 @@ PYTHON_DIR = Path(__file__).resolve().parents[1]
 if str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))
 
+from mp.tools import REPO, build_dir  # noqa: E402,F401  (REPO: for the tests)
+
+# The build every test uses: $MP_BUILD_DIR, relative to the repository (not to the
+# working directory), else build/. Exported absolute so that mp.library_path() and
+# child processes agree with it.
+BUILD = build_dir()
+os.environ["MP_BUILD_DIR"] = str(BUILD)
+
+# MP_TEST_NO_SKIP=1 (scripts/test.sh after a build): "not built" skips fail.
+from strict_skips import pytest_runtest_makereport  # noqa: E402,F401
+
 
 @pytest.fixture(scope="session")
 def conv_vocoder(tmp_path_factory):
     """The folder of the generated conv_vocoder example (model.onnx and
-    test_data_set_0): examples/conv_vocoder when `python -m mp.models` wrote
-    it there (it is not committed), else written here."""
-    local = PYTHON_DIR.parent / "examples" / "conv_vocoder"
-    if (local / "test_data_set_0").is_dir():
-        return local
+    test_data_set_0), written for this session: a copy that `python -m
+    mp.models` left in examples/ (git-ignored) may be stale."""
     import mp.models
     return mp.models.write_example(
         "conv_vocoder", tmp_path_factory.mktemp("conv_vocoder") / "model.onnx").parent
@@ -83,3 +92,19 @@ def compile_with_dims(tmp_path, model, dims=None):
     onnx.save(model, str(path))
     return mp.compile(path, dynamic_shapes=bool(dims))
 
+
+
+def require_built(*paths):
+    """Skips unless every file of mp's build in `paths` exists (a failure under
+    MP_TEST_NO_SKIP=1, see strict_skips.py)."""
+    for p in map(Path, paths):
+        if not p.is_file():
+            pytest.skip(f"{p.name} is not built ({p})")
+
+
+def require_present(*paths):
+    """Skips unless every input in `paths` (../shared, node-test data) exists:
+    what a machine may lack stays a skip."""
+    for p in map(Path, paths):
+        if not p.exists():
+            pytest.skip(f"{p} is absent on this machine")

@@ -15,7 +15,6 @@ The subset report is written to ``$MP_BUILD_DIR/test-logs/conformance-subset.md`
 About 30 s on 2 cores.
 """
 
-import os
 from pathlib import Path
 
 import pytest

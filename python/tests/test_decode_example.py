@@ -5,15 +5,15 @@ onnxruntime's greedy tokens on the original model with Concat caches."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import BUILD, require_built, require_present
+
 REPO = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("MP_BUILD_DIR", REPO / "build"))
 if not BUILD.is_absolute():
     BUILD = REPO / BUILD
 MP_COMPILE = BUILD / "bin" / "mp-compile"
@@ -37,8 +37,8 @@ def _compile(model: Path, out: Path, *extra: str) -> subprocess.CompletedProcess
 @pytest.fixture(scope="module")
 def llama_libs(tmp_path_factory):
     model = DECODERS / "llama_dynamo" / "model.onnx"
-    if not (MP_COMPILE.is_file() and model.is_file()):
-        pytest.skip("mp-compile or ../shared/corpus is missing")
+    require_built(MP_COMPILE)
+    require_present(model)
     out = tmp_path_factory.mktemp("llama_decode")
     built = _compile(model, out)
     assert built.returncode == 0, built.stdout + built.stderr
@@ -98,8 +98,8 @@ def test_sliding_window_step_is_refused(tmp_path):
     end: the in-place step is refused naming the node, not compiled into
     wrong tokens."""
     model = DECODERS / "mistral_dynamo" / "model.onnx"
-    if not (MP_COMPILE.is_file() and model.is_file()):
-        pytest.skip("mp-compile or ../shared/corpus is missing")
+    require_built(MP_COMPILE)
+    require_present(model)
     built = _compile(model, tmp_path)
     assert built.returncode != 0
     assert "cannot keep this attention's KV cache in place (from node" in built.stderr

@@ -1,14 +1,15 @@
 """The user docs name every ONNX op the importer supports (docs match code)."""
 
-import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import BUILD
+
 ROOT = Path(__file__).resolve().parents[2]
-MP_OPT = ROOT / os.environ.get("MP_BUILD_DIR", "build") / "bin" / "mp-opt"
+MP_OPT = BUILD / "bin" / "mp-opt"
 
 
 @pytest.mark.skipif(not MP_OPT.exists(), reason=f"{MP_OPT} is not built")

@@ -19,12 +19,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import BUILD, require_built, require_present
+
 import mp
 
 REPO = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("MP_BUILD_DIR", REPO / "build"))
-if not BUILD.is_absolute():
-    BUILD = REPO / BUILD
 MP_RUN = BUILD / "bin" / "mp-run"
 DECODER = REPO / "examples" / "tts_decoder" / "model.onnx"
 
@@ -606,8 +605,8 @@ def test_tensor_scatter_node_tests_with_dynamic_shapes(tmp_path, case):
     was marked as updated in place, so the step returned no descriptor for
     it while the run read one per output."""
     node = Path(onnx.__file__).parent / "backend" / "test" / "data" / "node" / case
-    if not (MP_RUN.is_file() and MP_COMPILE.is_file() and node.is_dir()):
-        pytest.skip("mp-run, mp-compile or the ONNX node test is missing")
+    require_built(MP_RUN, MP_COMPILE)
+    require_present(node)
     data = node / "test_data_set_0"
     jit = subprocess.run([str(MP_RUN), str(node / "model.onnx"), "--compare", str(data),
                           "--dynamic-shapes"], capture_output=True, text=True, timeout=300)
@@ -660,8 +659,7 @@ def test_if_of_different_ranks_with_dynamic_shapes(tmp_path):
     and says to fix the dims its condition reads. With x's shape given by
     --input-shape the If folds, and y stays dynamic (checked against
     onnxruntime at several lengths of y)."""
-    if not (MP_RUN.is_file() and MP_COMPILE.is_file()):
-        pytest.skip("mp-run or mp-compile is missing")
+    require_built(MP_RUN, MP_COMPILE)
     path = _squeeze_if_model(tmp_path)
     lib = tmp_path / "libsqueeze.so"
     refused = subprocess.run([str(MP_COMPILE), str(path), "-o", str(lib), "--dynamic-shapes"],
@@ -700,8 +698,8 @@ def test_if_on_a_run_time_value(tmp_path):
     value (scf.if), so one library and one JIT variant serve both rates and
     any batch and chunk length; checked against onnxruntime."""
     model = REPO.parent / "shared" / "models" / "silero_vad_op18_ifless" / "model.onnx"
-    if not (MP_COMPILE.is_file() and model.is_file()):
-        pytest.skip("mp-compile or ../shared/models is missing")
+    require_built(MP_COMPILE)
+    require_present(model)
     lib_path = tmp_path / "libvad.so"
     built = subprocess.run([str(MP_COMPILE), str(model), "-o", str(lib_path), "--dynamic-shapes"],
                            capture_output=True, text=True, timeout=600)
@@ -728,8 +726,8 @@ def test_shared_models_with_dynamic_shapes():
     Attention with past, llama's contrib MultiHeadAttention, RotaryEmbedding
     and Tile-built causal mask, silero's If and Conv over run-time lengths,
     and the Attention-23 models."""
-    if not MP_RUN.is_file() or not SHARED_MODELS.is_dir():
-        pytest.skip("mp-run or ../shared/models is missing")
+    require_built(MP_RUN)
+    require_present(SHARED_MODELS)
     proc = subprocess.run([str(MP_RUN), "--test-dir", str(SHARED_MODELS), "--dynamic-shapes"],
                           capture_output=True, text=True, timeout=1800)
     lines = {line.split()[1].rstrip(":"): line for line in proc.stdout.splitlines()
@@ -785,8 +783,8 @@ def test_shared_models_through_the_cuda_kernel_mapping():
     shapes their grids are sized at run time, as a CUDA library with
     --dynamic-shapes sizes them. llama computes shapes on tensors, which on
     the CUDA target live in device memory: the host reads the sizes back."""
-    if not MP_RUN.is_file() or not SHARED_MODELS.is_dir():
-        pytest.skip("mp-run or ../shared/models is missing")
+    require_built(MP_RUN)
+    require_present(SHARED_MODELS)
     env = dict(os.environ, MP_JIT_GPU_MAPPING="1")
     for dynamic in ([], ["--dynamic-shapes"]):
         lines = {}

@@ -8,7 +8,6 @@ range. mp converts a constant that an op forced to f16 reads
 printed as hex.
 """
 
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -16,8 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import BUILD
+
 ROOT = Path(__file__).resolve().parents[2]
-MP_OPT = ROOT / os.environ.get("MP_BUILD_DIR", "build") / "bin" / "mp-opt"
+MP_OPT = BUILD / "bin" / "mp-opt"
 
 
 def _values():

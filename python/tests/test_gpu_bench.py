@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import BUILD, require_built
+
 REPO = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("MP_BUILD_DIR", REPO / "build")).resolve()
 # The smallest model that is present (shared models are not in the repo).
 CANDIDATES = [REPO.parent / "shared" / "models" / "openwakeword_hello_deepa", REPO / "examples" / "tts_decoder"]
 
@@ -32,8 +33,7 @@ def _has_ptxas() -> bool:
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory):
-    if not (BUILD / "bin" / "mp-compile").is_file() or BUILD != REPO / "build":
-        pytest.skip("mp-compile is not built in build/ (bench/gpu/build.sh uses build/)")
+    require_built(BUILD / "bin" / "mp-compile")
     if not _has_ptxas():
         pytest.skip("no CUDA toolkit (ptxas) on this machine")
     model = next(m for m in CANDIDATES if (m / "test_data_set_0").is_dir())
@@ -99,8 +99,7 @@ def test_dry_run_on_the_ptx_emulator(tmp_path):
     through the GPU run's loading, checks against the CPU references, runs
     on device buffers and memory statistics, on the PTX emulator
     (docs/emulator.md)."""
-    if not (BUILD / "bin" / "mp-compile").is_file() or BUILD != REPO / "build":
-        pytest.skip("mp-compile is not built in build/ (bench/gpu/build.sh uses build/)")
+    require_built(BUILD / "bin" / "mp-compile")
     if not _has_ptxas():
         pytest.skip("no CUDA toolkit on this machine")
     model = next(m for m in CANDIDATES if (m / "test_data_set_0").is_dir())
@@ -126,8 +125,7 @@ def _decoder_check_dry_run(tmp_path: Path, check: str, *args: str) -> dict:
     ARGS (fp32 and mixed, as build.sh compiles them): `prepare`, then
     `run ... cpu`; the JSON report."""
     mp_compile = BUILD / "bin" / "mp-compile"
-    if not mp_compile.is_file():
-        pytest.skip("mp-compile is not built")
+    require_built(mp_compile)
     for precision in ("fp32", "mixed"):
         lib = tmp_path / check / precision / "cpu" / "libdec.so"
         proc = subprocess.run([str(mp_compile), str(REPO / "examples" / "tts_decoder" / "model.onnx"),

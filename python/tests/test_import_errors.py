@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import BUILD
+
 REPO = Path(__file__).resolve().parents[2]
 ERRORS = REPO / "test" / "Inputs" / "errors"
-BUILD = Path(os.environ.get("MP_BUILD_DIR", REPO / "build"))
 MP_OPT = BUILD / "bin" / "mp-opt"
 
 # Inputs mp-opt wrongly accepts or crashes on today: name -> reason. xfail(strict) so a fix

@@ -22,10 +22,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import BUILD
+
 import mp
 
 REPO = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ.get("MP_BUILD_DIR", REPO / "build"))
 if not BUILD.is_absolute():
     BUILD = REPO / BUILD
 MP_COMPILE = BUILD / "bin" / "mp-compile"

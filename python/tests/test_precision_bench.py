@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import BUILD as MP_BUILD
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "bench" / "precision.py"
-MP_BUILD = Path(os.environ.get("MP_BUILD_DIR", REPO / "build"))
 MP_OPT = MP_BUILD / "bin" / "mp-opt"
 MP_LIB = Path(os.environ.get("MP_LIBRARY") or MP_BUILD / "lib" / "libMPCAPI.so")
 SHARED = REPO.parent / "shared" / "models"

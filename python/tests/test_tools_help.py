@@ -1,13 +1,14 @@
 """The tools' --help lists their own options, not LLVM's backend flags."""
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from conftest import BUILD
+
 ROOT = Path(__file__).resolve().parents[2]
-BIN = ROOT / os.environ.get("MP_BUILD_DIR", "build") / "bin"
+BIN = BUILD / "bin"
 # A flag every LLVM build registers at startup (the x86 backend's).
 LLVM_FLAG = "--x86-asm-syntax"
 
