@@ -1,11 +1,25 @@
 #!/usr/bin/env bash
 # Sets up (packages, venv, configure, build), then runs every test suite:
 #   1. the lit suite      (ninja -C $BUILD check-mp)
-#   2. the Python tests   (pytest -q python/tests)
+#   2. the Python tests   (pytest python/tests, on every core with pytest-xdist)
 # and ends with one line: `test: N passed, N failed, N skipped`.
 # Exits non-zero if any test failed or a stage errored.
 # Logs: $BUILD/test-logs/{lit,pytest}.log
+#
+#   scripts/test.sh          the fast tier: pytest -m "not slow" (every capability,
+#                            one model per path); prints what it deselected
+#   scripts/test.sh --full   every test, the sweeps marked slow included
+# MP_TEST_WORKERS: pytest processes (default: the cores this process may use, at most 4).
 set -euo pipefail
+
+tier=fast
+for arg in "$@"; do
+  case "$arg" in
+    --full) tier=full ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "scripts/test.sh: unknown argument '$arg' (expected --full)" >&2; exit 2 ;;
+  esac
+done
 
 # shellcheck source-path=SCRIPTDIR source=lib/setup.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/setup.sh"
@@ -90,9 +104,20 @@ if [ "${#py_files[@]}" -eq 0 ]; then
   echo "skipped: no test files in python/tests"
   : >"$py_log"
 else
+  # After a build, a test that skips because mp "is not built" fails: it looks
+  # in the wrong place (python/tests/strict_skips.py). MP_TEST_NO_SKIP=0 allows it.
+  no_skip=1
+  [ "${MP_SKIP_BUILD:-0}" = "1" ] && no_skip=0
+  workers="${MP_TEST_WORKERS:-$(nproc)}"
+  [ -n "${MP_TEST_WORKERS:-}" ] || [ "$workers" -le 4 ] || workers=4
+  # loadfile: a file's tests share one process, so module fixtures compile once.
+  py_args=(-q -n "$workers" --dist loadfile --durations=15 -p no:cacheprovider)
+  [ "$tier" = full ] || py_args+=(-m "not slow")
+  echo "tier: $tier ($workers workers)"
   set +e
+  MP_TEST_NO_SKIP="${MP_TEST_NO_SKIP:-$no_skip}" \
   PYTHONPATH="$MP_ROOT/python${PYTHONPATH:+:$PYTHONPATH}" MP_BUILD_DIR="$MP_BUILD" \
-    "$MP_PYTHON" -m pytest -q python/tests 2>&1 | tee "$py_log"
+    "$MP_PYTHON" -m pytest "${py_args[@]}" python/tests 2>&1 | tee "$py_log"
   py_rc=${PIPESTATUS[0]}
   set -e
   # Last line, e.g. "3 failed, 10 passed, 2 skipped, 1 xfailed in 1.23s".
@@ -110,6 +135,14 @@ else
     END { printf "%d %d %d\n", p, f, s }' <<<"$py_last")"
   read -r py_p py_f py_s <<<"$py_counts"
   echo "pytest: $py_p passed, $py_f failed, $py_s skipped"
+  py_deselected="$(grep -o '[0-9]* deselected' <<<"$py_last" | grep -o '[0-9]*' || true)"
+  if [ "$tier" = fast ]; then
+    echo "fast tier: ${py_deselected:-0} slow tests deselected (scripts/test.sh --full runs them):"
+    # Per file: how many of its tests the tier left out.
+    PYTHONPATH="$MP_ROOT/python${PYTHONPATH:+:$PYTHONPATH}" MP_BUILD_DIR="$MP_BUILD" \
+      "$MP_PYTHON" -m pytest --collect-only -q -m slow -p no:cacheprovider python/tests 2>/dev/null |
+      awk -F'::' '/::/ { n[$1]++ } END { for (f in n) printf "  %4d  %s\n", n[f], f }' | sort -k2 || true
+  fi
   total_passed=$((total_passed + py_p))
   total_failed=$((total_failed + py_f))
   total_skipped=$((total_skipped + py_s))
