@@ -226,7 +226,9 @@ func.func @attention_dynamic_past(%q: tensor<?x4x1x16xf32>, %k: tensor<?x2x1x16x
 // -----
 
 // Rotary embedding over run-time batch and sequence: the result takes x's
-// sizes and the caches are read at the position ids.
+// sizes and the caches are read at the position ids, clamped to their rows
+// (checked before on the CPU; where nothing checks, the GPU, a position
+// out of range still reads inside the caches).
 // CHECK-LABEL: func.func @rotary_dynamic
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<?x?x32xf16>, %[[POS:[^:]+]]: tensor<?x?xi64>, %[[COS:[^:]+]]: tensor<64x8xf16>
 // CHECK-DAG: %[[B:.+]] = tensor.dim %[[X]], %c0
@@ -234,7 +236,9 @@ func.func @attention_dynamic_past(%q: tensor<?x4x1x16xf32>, %k: tensor<?x2x1x16x
 // CHECK: %[[E:.+]] = tensor.empty(%[[B]], %[[S]]) : tensor<?x?x32xf16>
 // CHECK: linalg.generic {{.*}} ins(%[[POS]] : tensor<?x?xi64>) outs(%[[E]] : tensor<?x?x32xf16>)
 // CHECK: %[[P:.+]] = arith.index_cast %{{.+}} : i64 to index
-// CHECK: tensor.extract %[[COS]][%[[P]], %{{.+}}] : tensor<64x8xf16>
+// CHECK: %[[HI:.+]] = arith.minsi %[[P]], %c63 : index
+// CHECK: %[[ROW:.+]] = arith.maxsi %[[HI]], %c0 : index
+// CHECK: tensor.extract %[[COS]][%[[ROW]], %{{.+}}] : tensor<64x8xf16>
 func.func @rotary_dynamic(%x: tensor<?x?x32xf16>, %pos: tensor<?x?xi64>, %cos: tensor<64x8xf16>, %sin: tensor<64x8xf16>) -> tensor<?x?x32xf16> {
   %0 = mp.ms.rotary_embedding %x, %pos, %cos, %sin {num_heads = 2 : i64} : (tensor<?x?x32xf16>, tensor<?x?xi64>, tensor<64x8xf16>, tensor<64x8xf16>) -> tensor<?x?x32xf16>
   return %0 : tensor<?x?x32xf16>

@@ -90,6 +90,9 @@ struct MaskSpec {
 struct AttentionTarget {
   AttentionLowering mode = AttentionLowering::Streaming;
   GpuAttentionBuilder gpuKernels;
+  /// Check lengths and positions read from data at run time (off for the
+  /// GPU, whose kernels keep them in device memory).
+  bool indexChecks = false;
 };
 
 /// Scaled dot-product attention on 4-D q [B,Hq,S,D], k [B,Hkv,T,D],

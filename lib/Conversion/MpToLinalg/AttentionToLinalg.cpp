@@ -84,6 +84,25 @@ struct OnnxAttentionLowering : public AttentionPattern<AttentionOp> {
       m.causalOffsetValue = dimValue(rewriter, loc, op.getPastKey(), 2);
     m.softcap = op.getSoftcap().convertToDouble();
     m.kvLength = op.getNonpadKvSeqlen();
+    if (m.kvLength && !fill && target.indexChecks) {
+      // Each batch's count of valid keys, as onnxruntime checks it: one
+      // outside [0, T] would mask every key or none beyond the cache.
+      int64_t T = typeOf(pk).getDimSize(2);
+      std::string range = ShapedType::isDynamic(T)
+                              ? std::string("[0, T + 1)")
+                              : "[0, " + std::to_string(T + 1) + ")";
+      std::string keys = ShapedType::isDynamic(T) ? std::string("T (known at "
+                                                                "run time)")
+                                                  : std::to_string(T);
+      checkValuesInRange(
+          rewriter, loc, m.kvLength, indexConst(rewriter, loc, 0),
+          arith::AddIOp::create(rewriter, loc, dimValue(rewriter, loc, pk, 2),
+                                indexConst(rewriter, loc, 1)),
+          runTimeCheckMessage(op, "nonpad_kv_seqlen is out of range " + range +
+                                      ": it counts each batch's valid keys "
+                                      "among the " +
+                                      keys));
+    }
     if (fill) {
       m.causalOffsetValue = fill;
       m.kvLength =
@@ -117,8 +136,9 @@ struct OnnxAttentionLowering : public AttentionPattern<AttentionOp> {
 
 void mp::populateAttentionToLinalgPatterns(RewritePatternSet &patterns,
                                            AttentionLowering attention,
-                                           GpuAttentionBuilder gpuAttention) {
+                                           GpuAttentionBuilder gpuAttention,
+                                           bool indexChecks) {
   patterns.add<OnnxAttentionLowering>(
       patterns.getContext(),
-      AttentionTarget{attention, std::move(gpuAttention)});
+      AttentionTarget{attention, std::move(gpuAttention), indexChecks});
 }

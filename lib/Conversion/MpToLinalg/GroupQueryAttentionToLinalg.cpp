@@ -28,6 +28,14 @@ namespace {
 /// equals total_sequence_length), are rotated at those positions, and are
 /// written into the present cache there; query s sees keys t <= past_b + s
 /// (and, with local_window_size w, t > past_b + s - w).
+///
+/// With index checks (the CPU) the run stops, as onnxruntime's kernel does,
+/// unless total_sequence_length >= S, every seqlens_k[b] lies in [0, T)
+/// (T the present cache's length) and, after a past cache, is at least
+/// S - 1, and every rotary position lies in [0, max_pos) (the rows of the
+/// cos and sin caches). Without them (the GPU) reads stay inside the
+/// buffers anyway: the present cache reads clamped positions and the
+/// rotation clamped cache rows.
 struct GroupQueryAttentionLowering
     : public AttentionPattern<GroupQueryAttentionOp> {
   using AttentionPattern::AttentionPattern;
@@ -64,6 +72,53 @@ struct GroupQueryAttentionLowering
     // The first prompt fills an empty cache: S == total_sequence_length.
     Value firstPrompt = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::eq, seqSize, total);
+    auto text = [](int64_t size, StringRef name) {
+      return ShapedType::isDynamic(size) ? name.str() : std::to_string(size);
+    };
+    if (target.indexChecks) {
+      checkAtRunTime(
+          rewriter, loc,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, total,
+                                seqSize),
+          runTimeCheckMessage(op, "total_sequence_length is out of range [" +
+                                      text(S, "S") +
+                                      ", inf): it counts the past and the " +
+                                      text(S, "S") + " new positions"));
+      std::string cache = ShapedType::isDynamic(T)
+                              ? std::string("T = max(past length, "
+                                            "total_sequence_length)")
+                              : std::to_string(T);
+      checkValuesInRange(
+          rewriter, loc, op.getSeqlensK(), indexConst(rewriter, loc, 0),
+          presentLen,
+          runTimeCheckMessage(op, "seqlens_k is out of range [0, " +
+                                      text(T, "T") +
+                                      "): seqlens_k[b] is batch b's last "
+                                      "valid position in the present KV "
+                                      "cache of " +
+                                      cache + " positions"));
+      // After a past cache the S new positions end at seqlens_k[b].
+      if (S != 1) {
+        Value first = arith::SelectOp::create(
+            rewriter, loc, firstPrompt, indexConst(rewriter, loc, 0),
+            arith::SubIOp::create(rewriter, loc, seqSize,
+                                  indexConst(rewriter, loc, 1)));
+        std::string lo = ShapedType::isDynamic(S) ? std::string("S - 1")
+                                                  : std::to_string(S - 1);
+        checkValuesInRange(
+            rewriter, loc, op.getSeqlensK(), first, presentLen,
+            runTimeCheckMessage(
+                op, "seqlens_k is out of range [" + lo + ", " + text(T, "T") +
+                        ") after a past cache: seqlens_k[b] + 1 counts "
+                        "batch b's past and " +
+                        text(S, "S") + " new positions"));
+      }
+    } else if (ShapedType::isDynamic(T)) {
+      // Unchecked, a total_sequence_length below 0 must still size an
+      // empty cache, not a negative one.
+      presentLen = arith::MaxSIOp::create(rewriter, loc, presentLen,
+                                          indexConst(rewriter, loc, 0));
+    }
     Value seqLen64 = arith::IndexCastOp::create(rewriter, loc, i64, seqSize);
     auto sizesOf = [&](RankedTensorType type, ArrayRef<Value> dims) {
       SmallVector<Value> sizes;
@@ -129,6 +184,21 @@ struct GroupQueryAttentionLowering
               return arith::AddIOp::create(b, l, a[0], s);
             },
             sizesOf(posType, {batchSize, seqSize}));
+      if (target.indexChecks) {
+        int64_t rows = typeOf(op.getCosCache()).getDimSize(0);
+        std::string r = text(rows, "max_pos");
+        checkIndicesInRange(
+            rewriter, loc, pos, dimValue(rewriter, loc, op.getCosCache(), 0),
+            runTimeCheckMessage(
+                op, std::string(op.getPositionIds()
+                                    ? "a position id"
+                                    : "a rotary position (the past length "
+                                      "from seqlens_k plus the token's "
+                                      "index)") +
+                        " is out of range [0, " + r +
+                        "): the cos and sin caches have " + r + " rows"),
+            /*allowNegative=*/false);
+      }
       q = rotary(rewriter, loc, q, pos, op.getCosCache(), op.getSinCache(),
                  op.getRotaryInterleaved(), n, 0);
       k = rotary(rewriter, loc, k, pos, op.getCosCache(), op.getSinCache(),
@@ -245,8 +315,8 @@ struct GroupQueryAttentionLowering
 
 void mp::populateGroupQueryAttentionToLinalgPatterns(
     RewritePatternSet &patterns, AttentionLowering attention,
-    GpuAttentionBuilder gpuAttention) {
+    GpuAttentionBuilder gpuAttention, bool indexChecks) {
   patterns.add<GroupQueryAttentionLowering>(
       patterns.getContext(),
-      AttentionTarget{attention, std::move(gpuAttention)});
+      AttentionTarget{attention, std::move(gpuAttention), indexChecks});
 }

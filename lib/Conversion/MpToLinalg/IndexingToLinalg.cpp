@@ -376,11 +376,50 @@ struct ArgReduceLowering : public OpRewritePattern<OpTy> {
   }
 };
 
+/// Stops the run unless TensorScatter's write indices are in range: linear
+/// mode writes the update's s positions from write_indices[b] and needs
+/// them in [0, n - s] (n the cache's length along `axis`); circular mode
+/// wraps any non-negative index.
+void checkWriteIndices(PatternRewriter &rewriter, TensorScatterOp op,
+                       int64_t axis, bool circular) {
+  Location loc = op.getLoc();
+  int64_t n = typeOf(op.getPastCache()).getDimSize(axis);
+  int64_t s = typeOf(op.getUpdate()).getDimSize(axis);
+  bool dynamic = ShapedType::isDynamic(n) || ShapedType::isDynamic(s);
+  std::string cache =
+      ShapedType::isDynamic(n) ? std::string("n") : std::to_string(n);
+  std::string where = " positions along axis " + std::to_string(axis);
+  Value zero = indexConst(rewriter, loc, 0);
+  if (circular) {
+    checkValuesInRange(
+        rewriter, loc, op.getWriteIndices(), zero, Value(),
+        runTimeCheckMessage(op, "a write index is out of range [0, inf): "
+                                "circular mode wraps it around the cache's " +
+                                    cache + where));
+    return;
+  }
+  Value room = arith::AddIOp::create(
+      rewriter, loc,
+      arith::SubIOp::create(rewriter, loc,
+                            dimValue(rewriter, loc, op.getPastCache(), axis),
+                            dimValue(rewriter, loc, op.getUpdate(), axis)),
+      indexConst(rewriter, loc, 1));
+  std::string hi =
+      dynamic ? std::string("n - s + 1") : std::to_string(n - s + 1);
+  checkValuesInRange(
+      rewriter, loc, op.getWriteIndices(), zero, room,
+      runTimeCheckMessage(
+          op, "a write index is out of range [0, " + hi + "): the update's " +
+                  (ShapedType::isDynamic(s) ? std::string("s")
+                                            : std::to_string(s)) +
+                  where + " must fit in the cache's " + cache));
+}
+
 /// TensorScatter-24 in "linear" mode as one insert_slice per batch at
-/// write_indices[b] (clamped into the cache, whose out-of-range writes the
-/// spec leaves undefined): only the update's elements are written, into the
-/// cache's buffer when bufferization can (mp-kv-cache-in-place's form of a
-/// cache updated in place).
+/// write_indices[b] (clamped into the cache where no check stopped the run:
+/// the spec leaves out-of-range writes undefined): only the update's
+/// elements are written, into the cache's buffer when bufferization can
+/// (mp-kv-cache-in-place's form of a cache updated in place).
 Value writeSlicesPerBatch(PatternRewriter &rewriter, TensorScatterOp op,
                           int64_t axis) {
   Location loc = op.getLoc();
@@ -420,8 +459,12 @@ Value writeSlicesPerBatch(PatternRewriter &rewriter, TensorScatterOp op,
 /// cache. Linear mode writes slices (above); circular mode is one generic
 /// over the cache: each element takes the update's value where the window
 /// covers it, the cache's elsewhere.
-struct TensorScatterLowering : public OpRewritePattern<TensorScatterOp> {
-  using OpRewritePattern::OpRewritePattern;
+///
+/// With `indexChecks` the write indices are checked first, as onnxruntime
+/// does: in [0, n - s] in linear mode (the s updated positions fit in the
+/// cache's n), non-negative in circular mode (which wraps them modulo n).
+struct TensorScatterLowering : public CheckedIndexPattern<TensorScatterOp> {
+  using CheckedIndexPattern::CheckedIndexPattern;
   LogicalResult matchAndRewrite(TensorScatterOp op,
                                 PatternRewriter &rewriter) const override {
     auto cache = typeOf(op.getPastCache());
@@ -429,6 +472,8 @@ struct TensorScatterLowering : public OpRewritePattern<TensorScatterOp> {
     if (axis < 0)
       axis += rank;
     bool circular = op.getMode() == "circular";
+    if (indexChecks && op.getWriteIndices())
+      checkWriteIndices(rewriter, op, axis, circular);
     // Slices per batch need the batch count; with run-time sizes every
     // element picks the cache's or the update's value instead.
     bool isStatic = allStatic(op);
@@ -458,11 +503,18 @@ struct TensorScatterLowering : public OpRewritePattern<TensorScatterOp> {
           Value start = starts ? Value(arith::IndexCastOp::create(
                                      b, l, b.getIndexType(), a[1]))
                                : indexConst(b, l, 0);
-          // Offset of this cache row within the written window.
+          // Offset of this cache row within the written window; circular
+          // mode takes it modulo the cache's length (in [0, n) whatever
+          // the start).
           Value i = arith::SubIOp::create(b, l, idx[axis], start);
-          if (circular)
-            i = arith::RemSIOp::create(
-                b, l, arith::AddIOp::create(b, l, i, maxSeq), maxSeq);
+          if (circular) {
+            i = arith::RemSIOp::create(b, l, i, maxSeq);
+            i = arith::SelectOp::create(
+                b, l,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
+                                      indexConst(b, l, 0)),
+                arith::AddIOp::create(b, l, i, maxSeq), i);
+          }
           Value inWindow = arith::AndIOp::create(
               b, l,
               arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i,
@@ -647,10 +699,9 @@ LogicalResult checkConstantIndices(Operation *root) {
 
 void populateIndexingToLinalgPatterns(RewritePatternSet &patterns,
                                       bool indexChecks) {
-  patterns.add<GatherElementsLowering, GatherNDLowering, ScatterNDLowering>(
-      patterns.getContext(), indexChecks);
-  patterns.add<CumSumLowering, TensorScatterLowering,
-               ArgReduceLowering<ArgMaxOp, true>,
+  patterns.add<GatherElementsLowering, GatherNDLowering, ScatterNDLowering,
+               TensorScatterLowering>(patterns.getContext(), indexChecks);
+  patterns.add<CumSumLowering, ArgReduceLowering<ArgMaxOp, true>,
                ArgReduceLowering<ArgMinOp, false>>(patterns.getContext());
   patterns.add<ScatterElementsLowering>(patterns.getContext());
 }

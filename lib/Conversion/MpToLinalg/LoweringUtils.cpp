@@ -648,6 +648,38 @@ void checkIndicesInRange(OpBuilder &b, Location loc, Value indices,
   checkAtRunTime(b, loc, ok, message);
 }
 
+void checkValuesInRange(OpBuilder &b, Location loc, Value values, Value lo,
+                        Value hi, StringRef message) {
+  auto type = cast<RankedTensorType>(values.getType());
+  int64_t rank = type.getRank();
+  Type i1 = b.getI1Type();
+  Value init =
+      linalg::FillOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, i1, 1).getResult(),
+          ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i1)
+                         .getResult()})
+          .getResult(0);
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 AffineMap::get(rank, 0, {}, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  auto all = linalg::GenericOp::create(
+      b, loc, RankedTensorType::get({}, i1), values, init, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value v = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
+        Value ok =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, v, lo);
+        if (hi)
+          ok = arith::AndIOp::create(
+              nb, l, ok,
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, v, hi));
+        linalg::YieldOp::create(
+            nb, l, ValueRange{arith::AndIOp::create(nb, l, a[1], ok)});
+      });
+  Value ok = tensor::ExtractOp::create(b, loc, all.getResult(0), ValueRange{});
+  checkAtRunTime(b, loc, ok, message);
+}
+
 std::string indexRangeMessage(Operation *op, int64_t firstAxis,
                               ArrayRef<int64_t> sizes) {
   auto size = [](int64_t d) {

@@ -216,6 +216,15 @@ void checkIndicesInRange(mlir::OpBuilder &b, mlir::Location loc,
                          llvm::ArrayRef<mlir::Value> bounds,
                          llvm::StringRef message, bool allowNegative = true);
 
+/// Stops the run with `message` unless every element of the integer tensor
+/// `values` lies in [lo, hi) (`index` values; no upper bound when `hi` is
+/// null): one and-reduction over the values and one check, like
+/// checkIndicesInRange, for run-time values whose valid range is not an
+/// axis of a tensor (sequence lengths, cache positions).
+void checkValuesInRange(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value values, mlir::Value lo, mlir::Value hi,
+                        llvm::StringRef message);
+
 /// What a failed checkIndicesInRange says for `op`: "an index is out of
 /// range [-d, d) for axis A of the data, of size d", the sizes spelled out
 /// where static (`sizes` are those of the data's axes `firstAxis`..).

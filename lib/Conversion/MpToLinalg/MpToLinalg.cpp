@@ -31,10 +31,11 @@ void populateMpToLinalgPatterns(mlir::RewritePatternSet &patterns,
   populateContractionToLinalgPatterns(patterns);
   populateReductionToLinalgPatterns(patterns);
   populateShapeToTensorPatterns(patterns, indexChecks);
-  populateAttentionToLinalgPatterns(patterns, attention, gpuAttention);
+  populateAttentionToLinalgPatterns(patterns, attention, gpuAttention,
+                                    indexChecks);
   populateContribAttentionToLinalgPatterns(patterns, attention, gpuAttention);
-  populateGroupQueryAttentionToLinalgPatterns(patterns, attention,
-                                              gpuAttention);
+  populateGroupQueryAttentionToLinalgPatterns(patterns, attention, gpuAttention,
+                                              indexChecks);
   populateRotaryToLinalgPatterns(patterns, indexChecks);
   populateNNToLinalgPatterns(patterns, convolution);
   populateIndexingToLinalgPatterns(patterns, indexChecks);

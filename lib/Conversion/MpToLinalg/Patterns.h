@@ -22,18 +22,21 @@ void populateReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateShapeToTensorPatterns(mlir::RewritePatternSet &patterns,
                                    bool indexChecks = true);
 /// The attention lowerings; `gpuAttention` builds the kernels of
-/// AttentionLowering::GpuFlash. ONNX Attention (and mp.attention):
+/// AttentionLowering::GpuFlash. ONNX Attention (and mp.attention);
+/// `indexChecks`: nonpad_kv_seqlen is checked at run time:
 void populateAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns,
                                        AttentionLowering attention,
-                                       GpuAttentionBuilder gpuAttention);
+                                       GpuAttentionBuilder gpuAttention,
+                                       bool indexChecks = true);
 /// com.microsoft Attention and MultiHeadAttention:
 void populateContribAttentionToLinalgPatterns(mlir::RewritePatternSet &patterns,
                                               AttentionLowering attention,
                                               GpuAttentionBuilder gpuAttention);
-/// com.microsoft GroupQueryAttention:
+/// com.microsoft GroupQueryAttention; `indexChecks`: seqlens_k,
+/// total_sequence_length and the rotary positions are checked at run time.
 void populateGroupQueryAttentionToLinalgPatterns(
     mlir::RewritePatternSet &patterns, AttentionLowering attention,
-    GpuAttentionBuilder gpuAttention);
+    GpuAttentionBuilder gpuAttention, bool indexChecks = true);
 /// ONNX and com.microsoft RotaryEmbedding:
 /// `indexChecks`: position ids are checked against the caches at run time.
 void populateRotaryToLinalgPatterns(mlir::RewritePatternSet &patterns,
@@ -44,7 +47,8 @@ void populateNNToLinalgPatterns(mlir::RewritePatternSet &patterns,
 /// k and depth may be known only at run time):
 void populateDataDependentToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// `indexChecks`: GatherElements, GatherND and ScatterND check their indices
-/// at run time (ScatterElements always does).
+/// and TensorScatter its write indices at run time (ScatterElements always
+/// does).
 /// Reports every gather or scatter (Gather, GatherElements, GatherND,
 /// ScatterND, ScatterElements) under `root` whose constant indices lie
 /// outside the data's static sizes, naming the node; fails if any does.

@@ -51,6 +51,14 @@ Value rotary(OpBuilder &rewriter, Location loc, Value x, Value pos, Value cosC,
   }
   // Batch and sequence may be known only at run time: x gives them.
   SmallVector<Value> dynSizes = dynamicSizes(rewriter, loc, x);
+  // The last row of the caches: positions are clamped to it, so that one
+  // out of range reads inside the caches where no check stopped the run
+  // (the GPU; on the CPU the positions are checked first).
+  Value lastRow = pos ? arith::SubIOp::create(rewriter, loc,
+                                              dimValue(rewriter, loc, cosC, 0),
+                                              indexConst(rewriter, loc, 1))
+                            .getResult()
+                      : Value();
   return parallelGeneric(
       rewriter, loc, t, ins, maps,
       [&](OpBuilder &b, Location l, ValueRange a) {
@@ -94,10 +102,14 @@ Value rotary(OpBuilder &rewriter, Location loc, Value x, Value pos, Value cosC,
         pidx.back() = arith::AddIOp::create(b, l, headStart, partner);
         Value xp = tensor::ExtractOp::create(b, l, x, pidx);
         SmallVector<Value> at;
-        if (pos)
-          at = {arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]), col};
-        else
+        if (pos) {
+          Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), a[0]);
+          row = arith::MaxSIOp::create(
+              b, l, cidx(0), arith::MinSIOp::create(b, l, row, lastRow));
+          at = {row, col};
+        } else {
           at = {idx[0], idx[seqDim], col};
+        }
         Value c =
             castScalar(b, l, tensor::ExtractOp::create(b, l, cosC, at), f32);
         Value s =
