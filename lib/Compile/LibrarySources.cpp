@@ -188,7 +188,8 @@ void emitKvCacheCheck(llvm::raw_ostream &os, const EntrySignature &entry) {
   if (kv.lengthInput < 0)
     return;
   StringRef name = entry.inputs[kv.lengthInput].name;
-  std::string format = ("input '" + name + "' is %lld: with " +
+  std::string format = ("input '" + name + "' is %lld, out of range [0, " +
+                        Twine(kv.capacity - kv.newPositions + 1) + "): with " +
                         Twine(kv.newPositions) +
                         " new position(s) per step the KV cache needs %lld "
                         "positions, and it holds 0 to " +

@@ -91,12 +91,14 @@ bool EntrySignature::checkKvCache(ArrayRef<HostTensor> given,
   std::memcpy(&length, it->data.data(), sizeof(length));
   if (length >= 0 && length <= kvCache.capacity - kvCache.newPositions)
     return true;
-  error = "input '" + name + "' is " + std::to_string(length) + ": with " +
-          std::to_string(kvCache.newPositions) +
+  error = "input '" + name + "' is " + std::to_string(length) +
+          ", out of range [0, " +
+          std::to_string(kvCache.capacity - kvCache.newPositions + 1) +
+          "): with " + std::to_string(kvCache.newPositions) +
           " new position(s) per step the KV cache needs " +
           std::to_string(length + kvCache.newPositions) +
           " positions, and it holds 0 to " + std::to_string(kvCache.capacity) +
-          " (mp-compile --max-seq-len)";
+          " (max_seq_len)";
   return false;
 }
 
