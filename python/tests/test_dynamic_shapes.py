@@ -65,7 +65,8 @@ def _decoder_inputs(rng, batch, enc_len, past):
 SHAPES = [(2, 10, 5), (1, 3, 0), (3, 17, 12), (1, 1, 1)]
 
 
-@pytest.mark.parametrize("precision", ["fp32", "mixed"])
+# mixed (~30 s) in the full tier; the library test below keeps a mixed dynamic run fast.
+@pytest.mark.parametrize("precision", ["fp32", pytest.param("mixed", marks=pytest.mark.slow)])
 def test_decoder_one_variant_for_every_shape(precision):
     """The bundled TTS decoder, compiled once, runs batch 1-3, encoder
     lengths 1-17 and KV caches of 0-12 positions like onnxruntime (fp32 to
@@ -720,6 +721,7 @@ def test_if_on_a_run_time_value(tmp_path):
 SHARED_MODELS = REPO.parent / "shared" / "models"
 
 
+@pytest.mark.slow  # a sweep of ../shared/models; the decoder tests keep each path in the fast tier
 def test_shared_models_with_dynamic_shapes():
     """The shared models compiled once with their dynamic dims kept match
     onnxruntime's stored outputs (every test_data_set): gpt2's contrib
@@ -775,6 +777,7 @@ def test_llama_one_variant_for_prefill_and_decode():
     assert model.num_variants == 1
 
 
+@pytest.mark.slow  # a sweep of ../shared/models; the decoder tests keep each path in the fast tier
 def test_shared_models_through_the_cuda_kernel_mapping():
     """MP_JIT_GPU_MAPPING=1: the JIT lowers as the CUDA target does (attention
     with materialized scores, every op one generic kernel of mp-map-to-gpu)

@@ -19,17 +19,23 @@ import numpy as np
 import onnx
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from conftest import BUILD, REPO
+
 CORPUS = REPO.parent / "shared" / "corpus" / "decoders"
-BIN = REPO / "build" / "bin"
+BIN = BUILD / "bin"
 
 SAMPLE = ["gpt2_ts", "gpt2_dynamo", "llama_ts", "llama_dynamo", "llama_ts_eager", "llama_ts_fp16"]
+# The fast tier runs one TorchScript export of each family on one test set;
+# the other exports and sets run in the full tier (scripts/test.sh --full).
+FAST_RUNS = {("gpt2_ts", "test_data_set_0"), ("llama_ts", "test_data_set_1")}
+RUNS = [pytest.param(name, data_set, marks=() if (name, data_set) in FAST_RUNS else pytest.mark.slow)
+        for data_set in ("test_data_set_0", "test_data_set_1") for name in SAMPLE]
 
 
 def tool(name: str) -> Path:
     path = BIN / name
     if not path.is_file():
-        pytest.skip(f"build/bin/{name} is not built")
+        pytest.skip(f"{name} is not built ({path})")
     return path
 
 
@@ -76,8 +82,7 @@ def run(model: Path, data: Path, out: Path, fuse: bool) -> subprocess.CompletedP
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
 
-@pytest.mark.parametrize("name", SAMPLE)
-@pytest.mark.parametrize("data_set", ["test_data_set_0", "test_data_set_1"])
+@pytest.mark.parametrize("name, data_set", RUNS)
 def test_fused_outputs_match(name, data_set, tmp_path):
     d = model_dir(name)
     fused = run(d / "model.onnx", d / data_set, tmp_path / "fused", fuse=True)
@@ -100,7 +105,9 @@ CONTRIB = {"genai_gpt2_fp32_contrib_attention_past": "com.microsoft.Attention",
            "genai_llama_fp16_mha_extdata": "com.microsoft.MultiHeadAttention"}
 
 
-@pytest.mark.parametrize("name", sorted(CONTRIB))
+# GPT-2's packed Attention with past takes ~40 s: full tier; Llama's MHA stays fast.
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.slow) if n.startswith("genai_gpt2") else n for n in sorted(CONTRIB)])
 def test_contrib_attention_becomes_mp_attention(name, tmp_path):
     """onnxruntime-genai's com.microsoft Attention (GPT-2: packed projection,
     stacked past, 2-D mask_index, unidirectional) and MultiHeadAttention

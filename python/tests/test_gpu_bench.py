@@ -141,6 +141,7 @@ def _decoder_check_dry_run(tmp_path: Path, check: str, *args: str) -> dict:
     return json.loads((tmp_path / "out" / f"{check}.json").read_text())
 
 
+@pytest.mark.slow  # the GPU run's decode check on CPU libraries; the dry run stays fast
 def test_kv_decode_flow_on_cpu_libraries(tmp_path):
     """bench/gpu/kv_decode.py: `prepare` saves 8 decode steps of the CPU
     library, `run ... cpu` repeats them through the same comparison the GPU
@@ -155,6 +156,7 @@ def test_kv_decode_flow_on_cpu_libraries(tmp_path):
                for r in report["results"]), report
 
 
+@pytest.mark.slow  # the GPU run's dynamic-shape check on CPU libraries
 def test_dynamic_flow_on_cpu_libraries(tmp_path):
     """bench/gpu/dynamic.py: `prepare` saves the CPU library's outputs at
     three shapes of one --dynamic-shapes decoder, `run ... cpu` repeats them

@@ -142,6 +142,7 @@ def batches(seed):
     return lambda i: tiny_lm.batch(rng)
 
 
+@pytest.mark.slow  # 300 steps in two precisions; the optimizer and overflow tests stay fast
 def test_mixed_dynamic_scaling_trains_like_fp32(lm):
     steps = 300
     fp32 = lm("fp32").train(batches(0), steps)
