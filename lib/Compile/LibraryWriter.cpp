@@ -20,6 +20,7 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
@@ -85,8 +86,10 @@ std::pair<std::string, std::string> runtimeDirs() {
   return {MP_RUNTIME_INCLUDE_DIR, MP_RUNTIME_LIBRARY_DIR};
 }
 
-/// A PIC target machine for this host (the library's host code).
-FailureOr<std::unique_ptr<llvm::TargetMachine>> hostMachine(Location loc) {
+/// A PIC target machine for this host (the library's host code), or for
+/// the CPU `cpu` names (its features only, not this machine's).
+FailureOr<std::unique_ptr<llvm::TargetMachine>> hostMachine(Location loc,
+                                                            StringRef cpu) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -94,12 +97,21 @@ FailureOr<std::unique_ptr<llvm::TargetMachine>> hostMachine(Location loc) {
     return emitError(loc) << "cannot describe the host CPU: "
                           << llvm::toString(builder.takeError()),
            failure();
+  if (!cpu.empty()) {
+    builder->setCPU(cpu.str());
+    builder->setFeatures("");
+  }
   builder->setRelocationModel(llvm::Reloc::PIC_);
   builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto machine = builder->createTargetMachine();
   if (!machine)
     return emitError(loc) << "cannot create a target machine: "
                           << llvm::toString(machine.takeError()),
+           failure();
+  if (!cpu.empty() && !(*machine)->getMCSubtargetInfo()->isCPUStringValid(cpu))
+    return emitError(loc) << "'" << cpu << "' is not a CPU LLVM knows for "
+                          << builder->getTargetTriple().str()
+                          << " (try x86-64-v3)",
            failure();
   return std::move(*machine);
 }
@@ -226,7 +238,8 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
       translateModuleToLLVMIR(module, llvmContext, "mp_model");
   if (!llvmModule)
     return emitError(loc) << "translation to LLVM IR failed";
-  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine = hostMachine(loc);
+  FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
+      hostMachine(loc, options.hostCpu);
   if (failed(machine))
     return failure();
   // Failed run-time checks (cf.assert) call puts(message) and abort(): the

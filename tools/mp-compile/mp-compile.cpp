@@ -102,6 +102,13 @@ static cl::opt<bool> noFlashAttention(
     cl::desc("CUDA: attention with materialized scores instead of the "
              "split-KV flash attention kernels"));
 
+static cl::opt<std::string>
+    hostCpu(cl::cat(toolOptions), "cpu",
+            cl::desc("CPU target: compile the host code for this LLVM CPU "
+                     "(e.g. x86-64-v3, AVX2) instead of this machine's, for "
+                     "older CPUs or valgrind (which does not decode AVX-512)"),
+            cl::value_desc("name"));
+
 static cl::opt<bool> dynamicShapes(
     cl::cat(toolOptions), "dynamic-shapes",
     cl::desc("keep the dynamic dims of inputs not given with "
@@ -261,6 +268,9 @@ int main(int argc, char **argv) {
   else if (emit != "library")
     return fail("--emit must be library, mlir, llvm or ptx, got '" + emit +
                 "'");
+  if (!hostCpu.empty() && target != "cpu")
+    return fail("--cpu needs --target cpu");
+  options.hostCpu = hostCpu;
   options.precision = precision;
   options.sourcePath = modelPath;
   options.outputPath = outputPath;

@@ -36,6 +36,9 @@ struct LibraryOptions {
   /// C compiler/linker driver for the wrapper and the link; empty: $MP_CC,
   /// else clang-22, clang or cc from PATH.
   std::string hostCompiler;
+  /// The CPU the host code is compiled for, an LLVM CPU name (x86-64-v3);
+  /// empty: this machine's CPU with all its features.
+  std::string hostCpu;
 };
 
 /// The activation arena mp-plan-arena planned for the entry (zeros when
