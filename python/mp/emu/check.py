@@ -122,7 +122,7 @@ def check_library(library: str, data: Path, reference: str | None = None,
                 report.verdicts.append(Verdict(name, label, False, "missing from the library's outputs"))
                 continue
             if label == "expected":
-                default_rtol, default_atol = model_tolerances(precision, want.dtype)
+                default_rtol, default_atol = model_tolerances(precision, want)
             else:
                 default_rtol, default_atol = 0.0, consistency_bound(precision, want)
             r = rtol if rtol is not None else default_rtol

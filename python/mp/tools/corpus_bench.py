@@ -9,7 +9,7 @@ with a timeout (``timeout`` is recorded instead of waiting):
 * **import** -- ``mp-opt MODEL --no-output``: ``ok`` or its first error line;
 * **fp32 set 0 / set 1** -- ``mp-run MODEL --compare test_data_set_K`` at
   mp-run's default tolerances (fp32 outputs rtol 1e-4 / atol 1e-5, fp16
-  outputs 1e-2 / 1e-2): PASS/FAIL with the worst max abs error over the
+  outputs rtol 1e-2 / atol 1e-2 x max|ref| in [1e-3, 1]): PASS/FAIL with the worst max abs error over the
   outputs, or the error (classified by :func:`mp.tools.conformance.classify`);
   set 0 runs with ``--repeat N``, which gives the JIT compile and run times;
   An fp16 export whose onnxruntime comparison FAILs and that has PyTorch's
@@ -20,7 +20,7 @@ with a timeout (``timeout`` is recorded instead of waiting):
   not the fp16 model as written. The cell then reads ``PASS ... vs torch
   fp16`` and keeps onnxruntime's result beside it;
 * **mixed** -- ``mp-run MODEL --compare test_data_set_0 --precision mixed
-  --output-dir D`` (built-in policy, tolerances 1e-2 / 1e-2): max abs error,
+  --output-dir D`` (built-in policy, mp-run's mixed tolerances): max abs error,
   the number of non-finite values in the outputs (always written, 0
   included), argmax agreement (last axis) for logits outputs, SNR in dB for
   audio outputs (names containing ``audio`` or ``wav``: ``audio_values``,
@@ -721,7 +721,7 @@ def render(results: list[ModelResult], *, command: str, elapsed_s: float, tools:
         "**import** = `mp-opt MODEL --no-output` (`ok` or its first error line); "
         "**fp32 set K** = `mp-run MODEL --compare test_data_set_K` at mp-run's default tolerances "
         f"(rtol {_tol(conformance.FP32_RTOL)} / atol {_tol(conformance.FP32_ATOL)} for fp32 outputs, "
-        f"{_tol(conformance.MIXED_RTOL)} / {_tol(conformance.MIXED_ATOL)} for fp16 outputs): PASS/FAIL and the "
+        f"{conformance.MIXED_TOLERANCES} for fp16 outputs): PASS/FAIL and the "
         "worst max abs error over the outputs (failing outputs named), or the error; an fp16 export "
         "that FAILs against onnxruntime and has PyTorch's own fp16 outputs "
         "(`bench/refs/torch_fp16/MODEL/test_data_set_K`, from `scripts/corpus/add_torch_fp16_reference.py`) "
@@ -729,8 +729,8 @@ def render(results: list[ModelResult], *, command: str, elapsed_s: float, tools:
         "with those too and reads `PASS … vs torch fp16 (onnxruntime: FAIL …)`: onnxruntime's CPU "
         "provider computes many fp16 nodes in fp32, so where a value decides a shape its reference is "
         "not the fp16 model as written; "
-        "**mixed** = the same on set 0 with `--precision mixed` (built-in policy, tolerances "
-        f"{_tol(conformance.MIXED_RTOL)} / {_tol(conformance.MIXED_ATOL)}), with the number of non-finite values "
+        "**mixed** = the same on set 0 with `--precision mixed` (built-in policy, "
+        f"{conformance.MIXED_TOLERANCES}), with the number of non-finite values "
         "in mp's outputs (0 included), argmax agreement over the last axis for `logits` outputs and "
         "SNR = 10 log10(Σref² / Σ(out − ref)²) for audio outputs (names containing `audio` or `wav`); "
         "**CPU library** = `mp-compile MODEL -o libX.so --input-shape NAME=AxB ...` (set 0's shapes), "
