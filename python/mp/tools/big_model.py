@@ -1,13 +1,17 @@
 """Generate a large transformer-like ONNX model to measure import time/memory.
 
     python -m mp.tools.big_model --gb 1 -o /tmp/big/model.onnx [--external]
+        [--d-model 1024] [--vocab 32000] [--seed 0]
 
 Decoder blocks of a GPT-like model (opset 18, fp32): token embedding (Gather),
 then per layer LayerNormalization, Q/K/V/O projections (MatMul + Add bias),
 scaled dot-product attention (Reshape/Transpose/MatMul/Softmax), MLP
 (MatMul, Gelu as x*0.5*(1+erf(x/sqrt2)), MatMul) and residual Adds, final
 LayerNorm and an LM head. The number of layers is picked so the weights total
-about --gb GiB (random normal values, so nothing compresses or dedups).
+about --gb GiB (random normal values, so nothing compresses or dedups); there
+is at least one, so the embedding and LM head (2 x vocab x d_model floats)
+plus one layer is the smallest model: use a smaller --d-model and --vocab for
+tiny ones (bench/import.py's test).
 
 Variant A (default): every weight inline as raw_data (the model must stay
 under protobuf's 2 GiB limit). Variant B (--external): weights in
@@ -18,7 +22,6 @@ under protobuf's 2 GiB limit). Variant B (--external): weights in
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +29,9 @@ import onnx
 from onnx import TensorProto, helper
 
 ALIGN = 64
+HEADS = 16
+FFN_MULT = 4
+OPSET = 18
 
 
 class Weights:
@@ -70,8 +76,11 @@ class Weights:
             self.fh.close()
 
 
-def build(gb: float, out: Path, external: bool, d=1024, heads=16, vocab=32000,
-          ffn_mult=4, seed=0):
+def build(gb: float, out: Path, external: bool, d=1024, heads=HEADS, vocab=32000,
+          ffn_mult=FFN_MULT, seed=0):
+    """Writes the model to ``out`` (and ``out``.data with ``external``); returns
+    what it holds: layers, initializers, weight_bytes, parameters, model_bytes,
+    data_bytes and the shape parameters (d_model, heads, ffn, vocab, opset)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     target = gb * (1 << 30)
     per_layer = (4 * d * d + 2 * ffn_mult * d * d + 4 * d + ffn_mult * d + d + 4 * d) * 4
@@ -147,14 +156,15 @@ def build(gb: float, out: Path, external: bool, d=1024, heads=16, vocab=32000,
         [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "seq", vocab])],
         initializer=consts + W.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)],
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="mp-big-model")
     model.ir_version = 8
     data = model.SerializeToString()
     out.write_bytes(data)
     return {"layers": layers, "weight_bytes": W.bytes, "model_bytes": len(data),
             "data_bytes": data_path.stat().st_size if data_path else 0,
-            "initializers": len(W.inits)}
+            "initializers": len(W.inits), "parameters": W.bytes // 4,
+            "d_model": d, "heads": heads, "ffn": ffn_mult * d, "vocab": vocab, "opset": OPSET}
 
 
 def main(argv=None):
@@ -164,10 +174,14 @@ def main(argv=None):
     ap.add_argument("-o", "--output", type=Path, required=True)
     ap.add_argument("--external", action="store_true",
                     help="weights in <output>.data (external data)")
-    ap.add_argument("--d-model", type=int, default=1024)
+    ap.add_argument("--d-model", type=int, default=1024, help=f"a multiple of {HEADS}")
+    ap.add_argument("--vocab", type=int, default=32000)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    info = build(args.gb, args.output, args.external, d=args.d_model, seed=args.seed)
+    if args.d_model <= 0 or args.d_model % HEADS:
+        ap.error(f"--d-model must be a positive multiple of {HEADS}")
+    info = build(args.gb, args.output, args.external, d=args.d_model, vocab=args.vocab,
+                 seed=args.seed)
     print(f"{args.output}: {info['layers']} layers, {info['initializers']} weights, "
           f"{info['weight_bytes']} weight bytes ({info['weight_bytes'] / (1 << 30):.3f} GiB), "
           f"model file {info['model_bytes']} bytes"
