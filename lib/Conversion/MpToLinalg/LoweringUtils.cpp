@@ -579,6 +579,34 @@ Value contract(OpBuilder &b, Location loc, RankedTensorType outType,
   return generic.getResult(0);
 }
 
+/// An i1 that is true iff `pred` holds for every element of the integer
+/// tensor `values` (each element cast to index first): an all-reduction.
+static Value
+allElementsSatisfy(OpBuilder &b, Location loc, Value values,
+                   function_ref<Value(OpBuilder &, Location, Value)> pred) {
+  int64_t rank = cast<RankedTensorType>(values.getType()).getRank();
+  Type i1 = b.getI1Type();
+  Value init =
+      linalg::FillOp::create(
+          b, loc, arith::ConstantIntOp::create(b, loc, i1, 1).getResult(),
+          ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i1)
+                         .getResult()})
+          .getResult(0);
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 AffineMap::get(rank, 0, {}, b.getContext())};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  auto all = linalg::GenericOp::create(
+      b, loc, RankedTensorType::get({}, i1), values, init, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value v = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{arith::AndIOp::create(nb, l, a[1], pred(nb, l, v))});
+      });
+  return tensor::ExtractOp::create(b, loc, all.getResult(0), ValueRange{});
+}
+
 void checkIndicesInRange(OpBuilder &b, Location loc, Value indices,
                          ArrayRef<Value> bounds, StringRef message,
                          bool allowNegative) {
@@ -604,28 +632,14 @@ void checkIndicesInRange(OpBuilder &b, Location loc, Value indices,
     if (inRange)
       return;
   }
-  Type i1 = b.getI1Type();
-  auto flagType = RankedTensorType::get({}, i1);
-  Value init =
-      linalg::FillOp::create(
-          b, loc, arith::ConstantIntOp::create(b, loc, i1, 1).getResult(),
-          ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i1)
-                         .getResult()})
-          .getResult(0);
-  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
-                                 AffineMap::get(rank, 0, {}, b.getContext())};
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::reduction);
   // -d outside the loop: the bounds are loop-invariant.
   SmallVector<Value> negBounds;
   for (Value d : bounds)
     negBounds.push_back(allowNegative ? Value(arith::SubIOp::create(
                                             b, loc, indexConst(b, loc, 0), d))
                                       : indexConst(b, loc, 0));
-  auto all = linalg::GenericOp::create(
-      b, loc, flagType, indices, init, maps, iterators,
-      [&](OpBuilder &nb, Location l, ValueRange a) {
-        Value i = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
+  Value ok = allElementsSatisfy(
+      b, loc, indices, [&](OpBuilder &nb, Location l, Value i) {
         Value d = bounds[0], negD = negBounds[0];
         if (bounds.size() > 1) {
           // The bound of this tuple entry: bounds[j], j along the last dim.
@@ -637,46 +651,26 @@ void checkIndicesInRange(OpBuilder &b, Location loc, Value indices,
             negD = arith::SelectOp::create(nb, l, isK, negBounds[k], negD);
           }
         }
-        Value ok = arith::AndIOp::create(
+        return arith::AndIOp::create(
             nb, l,
             arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, negD),
             arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, d));
-        linalg::YieldOp::create(
-            nb, l, ValueRange{arith::AndIOp::create(nb, l, a[1], ok)});
       });
-  Value ok = tensor::ExtractOp::create(b, loc, all.getResult(0), ValueRange{});
   checkAtRunTime(b, loc, ok, message);
 }
 
 void checkValuesInRange(OpBuilder &b, Location loc, Value values, Value lo,
                         Value hi, StringRef message) {
-  auto type = cast<RankedTensorType>(values.getType());
-  int64_t rank = type.getRank();
-  Type i1 = b.getI1Type();
-  Value init =
-      linalg::FillOp::create(
-          b, loc, arith::ConstantIntOp::create(b, loc, i1, 1).getResult(),
-          ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i1)
-                         .getResult()})
-          .getResult(0);
-  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
-                                 AffineMap::get(rank, 0, {}, b.getContext())};
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::reduction);
-  auto all = linalg::GenericOp::create(
-      b, loc, RankedTensorType::get({}, i1), values, init, maps, iterators,
-      [&](OpBuilder &nb, Location l, ValueRange a) {
-        Value v = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
-        Value ok =
+  Value ok = allElementsSatisfy(
+      b, loc, values, [&](OpBuilder &nb, Location l, Value v) {
+        Value inRange =
             arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, v, lo);
         if (hi)
-          ok = arith::AndIOp::create(
-              nb, l, ok,
+          inRange = arith::AndIOp::create(
+              nb, l, inRange,
               arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, v, hi));
-        linalg::YieldOp::create(
-            nb, l, ValueRange{arith::AndIOp::create(nb, l, a[1], ok)});
+        return inRange;
       });
-  Value ok = tensor::ExtractOp::create(b, loc, all.getResult(0), ValueRange{});
   checkAtRunTime(b, loc, ok, message);
 }
 
