@@ -10,7 +10,7 @@
 // overlap (with one lock for every library they would not).
 //
 // RUN: rm -rf %t.dir && mkdir -p %t.dir
-// RUN: %host_cc %s -std=c11 -Wall -Werror -I%mp_runtime_include \
+// RUN: %host_cc %s -std=c11 -Wall -Werror -I%mp_runtime_include -I%S/../Execution/Inputs \
 // RUN:   -L%mp_lib -lmp_runtime -lpthread -lm -Wl,-rpath,%mp_lib -o %t
 // RUN: %host_cc -shared -fPIC -std=c11 -Wall -Werror -I%mp_runtime_include \
 // RUN:   -L%mp_lib -lmp_runtime -Wl,-rpath,%mp_lib %S/Inputs/stateful_model.c \
@@ -33,6 +33,8 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "mp/runtime.h"
+
+#include "add_matmul_softmax_ref.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -91,29 +93,7 @@ static int outputsMatch(void *const *outputs, const float *x, const float *w) {
         return 0;
     return 1;
   }
-  static const float kB[4] = {0.5f, -0.25f, 1.0f, 0.0f};
-  const float *s = outputs[0], *p = outputs[1];
-  float expected[8];
-  for (int i = 0; i < 8; ++i) {
-    expected[i] = x[i] + kB[i % 4];
-    if (s[i] != expected[i])
-      return 0;
-  }
-  for (int r = 0; r < 2; ++r) {
-    double logits[3], max = -INFINITY, total = 0;
-    for (int c = 0; c < 3; ++c) {
-      logits[c] = 0;
-      for (int k = 0; k < 4; ++k)
-        logits[c] += (double)expected[r * 4 + k] * w[k * 3 + c];
-      max = fmax(max, logits[c]);
-    }
-    for (int c = 0; c < 3; ++c)
-      total += exp(logits[c] - max);
-    for (int c = 0; c < 3; ++c)
-      if (fabs(p[r * 3 + c] - exp(logits[c] - max) / total) > 1e-5)
-        return 0;
-  }
-  return 1;
+  return addMatmulSoftmaxMatches(x, w, outputs[0], outputs[1]);
 }
 
 static pthread_barrier_t start;
