@@ -1,5 +1,9 @@
+import fcntl
+import hashlib
 import importlib.util
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,6 +24,122 @@ os.environ["MP_BUILD_DIR"] = str(BUILD)
 
 # MP_TEST_NO_SKIP=1 (scripts/test.sh after a build): "not built" skips fail.
 from strict_skips import pytest_runtest_makereport  # noqa: E402,F401
+
+
+# --------------------------------------------------------------- compile cache
+# Libraries that more than one test (or test file) needs, compiled once per
+# pytest run: compiled_library() below. The cache lives in the run's base
+# temporary folder, shared by the pytest-xdist workers of that run (each worker
+# has basetemp/popen-gwN), so a rebuilt mp never meets an entry of an earlier
+# run; the key holds the binary's hash anyway.
+_COMPILE_CACHE: Path | None = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _compile_cache_root(tmp_path_factory):
+    global _COMPILE_CACHE
+    base = tmp_path_factory.getbasetemp()
+    # Under xdist the run's folder is the parent of this worker's.
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    _COMPILE_CACHE = root / "mp-compile-cache"
+    _COMPILE_CACHE.mkdir(exist_ok=True)
+    yield _COMPILE_CACHE
+
+
+_FILE_HASHES: dict[tuple, str] = {}
+
+
+def _file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes, remembered per (path, size, mtime, inode)."""
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+    if key not in _FILE_HASHES:
+        _FILE_HASHES[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return _FILE_HASHES[key]
+
+
+def _hash_path(h, path: Path) -> None:
+    """Feeds a file's bytes, or every file under a folder (by relative
+    name), into the hash `h`."""
+    if path.is_dir():
+        for f in sorted(p for p in path.rglob("*") if p.is_file()):
+            h.update(f"\0file {f.relative_to(path)} {_file_sha256(f)}".encode())
+    elif path.is_file():
+        h.update(f"\0file {_file_sha256(path)}".encode())
+
+
+def _external_data(model: Path) -> list[Path]:
+    """The external data files `model` names (beside it), or every file
+    beside it when the model does not parse."""
+    try:
+        import onnx
+        from onnx.external_data_helper import _get_all_tensors, uses_external_data
+        proto = onnx.load(str(model), load_external_data=False)
+        names = {next(e.value for e in t.external_data if e.key == "location")
+                 for t in _get_all_tensors(proto) if uses_external_data(t)}
+        return [model.parent / n for n in sorted(names)]
+    except Exception:
+        return sorted(p for p in model.parent.iterdir() if p.is_file() and p != model)
+
+
+def _compile_key(mp_compile: Path, model: Path, args: tuple[str, ...], name: str) -> str:
+    """sha256 over everything that decides what mp-compile writes: the
+    binary, the model's path (the library records it) and bytes with its
+    external data, the arguments and the files or folders they name (e.g.
+    --shapes-from), the output's file name (the header is named after it)
+    and the environment mp-compile reads (the host compiler, CUDA toolkit)."""
+    h = hashlib.sha256(b"mp-compile-cache 1")
+    h.update(f"\0binary {mp_compile} {_file_sha256(mp_compile)}".encode())
+    h.update(f"\0model {model}".encode())
+    _hash_path(h, model)
+    for data in _external_data(model):
+        h.update(f"\0external {data.name}".encode())
+        _hash_path(h, data)
+    for arg in args:
+        h.update(f"\0arg {arg}".encode())
+        for value in {arg, arg.partition("=")[2]}:
+            if value and os.path.exists(value):
+                _hash_path(h, Path(value))
+    h.update(f"\0name {name}".encode())
+    for var in ("MP_CC", "CUDA_ROOT", "CUDA_HOME", "CUDA_PATH", "PATH"):
+        h.update(f"\0env {var}={os.environ.get(var)}".encode())
+    return h.hexdigest()[:32]
+
+
+def compiled_library(model: str | os.PathLike, *args: str, name: str = "libmodel.so") -> Path:
+    """`mp-compile MODEL -o NAME ARGS`, run once per pytest run: the path of
+    NAME (libNAME.h and libNAME.json beside it) in a cache shared by every
+    test and xdist worker of the run, keyed by _compile_key. For tests that
+    only need the artifact; a test that checks what mp-compile prints
+    compiles itself. The files are read-only: load them, never write beside
+    them. A failed compile fails the caller and is not cached.
+
+    Concurrent workers wait on a lock file per key; an entry is compiled in a
+    folder of its own and renamed into place, so a partial one is never
+    seen."""
+    mp_compile = BUILD / "bin" / "mp-compile"
+    require_built(mp_compile)
+    model = Path(model).absolute()
+    root = _COMPILE_CACHE
+    assert root is not None, "compiled_library() runs inside a pytest session (_compile_cache_root)"
+    key = _compile_key(mp_compile, model, args, name)
+    entry = root / key
+    if not entry.is_dir():
+        with open(root / f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not entry.is_dir():
+                partial = root / f"{key}.partial"
+                shutil.rmtree(partial, ignore_errors=True)
+                partial.mkdir()
+                cmd = [str(mp_compile), str(model), "-o", str(partial / name), *args]
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+                if proc.returncode != 0 or not (partial / name).is_file():
+                    shutil.rmtree(partial, ignore_errors=True)
+                    pytest.fail(f"{' '.join(cmd)}\nexited {proc.returncode}:\n{proc.stderr}")
+                for f in partial.iterdir():
+                    f.chmod(0o444)
+                os.rename(partial, entry)
+    return entry / name
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +169,7 @@ def run_mp_and_onnxruntime(tmp_path, model, feeds):
     import pytest
 
     import mp
-    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxruntime")
     if not mp.library_path().is_file():
         pytest.skip(f"libMPCAPI.so is not built ({mp.library_path()})")
     path = tmp_path / "model.onnx"
