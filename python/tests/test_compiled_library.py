@@ -20,7 +20,7 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from conftest import BUILD
+from conftest import BUILD, compiled_library
 
 import mp
 
@@ -104,8 +104,11 @@ def test_load_errors(tmp_path):
     with pytest.raises(mp.Error, match="cannot open library") as e:
         mp.load(tmp_path / "missing.so")
     assert e.value.status == 2
-    lib = tmp_path / "libblock.so"
-    _compile(REPO / "examples" / "tts_decoder", lib)
+    # The decoder's fp32 library from the run's cache (test_ptx_emulator.py's
+    # reference library); test_cpu_library_matches_jit checks mp-compile itself.
+    tts = REPO / "examples" / "tts_decoder"
+    lib = compiled_library(tts / "model.onnx", "--precision", "fp32", "--shapes-from",
+                           str(tts / "test_data_set_0"))
     with mp.load(lib) as m:
         with pytest.raises(mp.Error, match="missing input 'mel_frame'"):
             m.run({})

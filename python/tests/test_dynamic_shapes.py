@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import BUILD, require_built, require_present
+from conftest import BUILD, compiled_library, require_built, require_present
 
 import mp
 
@@ -261,20 +261,15 @@ MP_COMPILE = BUILD / "bin" / "mp-compile"
 
 
 @pytest.fixture(scope="module")
-def dynamic_libs(tmp_path_factory):
-    """The decoder compiled ahead of time with --dynamic-shapes."""
+def dynamic_libs():
+    """The decoder compiled ahead of time with --dynamic-shapes (from the
+    run's cache: test_ptx_emulator.py's reference is the fp32 one,
+    test_gpu_bench.py's dynamic check uses both)."""
     if not MP_COMPILE.is_file():
         pytest.skip("mp-compile is not built")
-    folder = tmp_path_factory.mktemp("dyn")
-    libs = {}
-    for precision in ("fp32", "mixed"):
-        lib = folder / f"libdec_{precision}.so"
-        proc = subprocess.run([str(MP_COMPILE), str(DECODER), "-o", str(lib),
-                               "--dynamic-shapes", "--precision", precision],
-                              capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
-        libs[precision] = lib
-    return libs
+    return {precision: compiled_library(DECODER, "--dynamic-shapes", "--precision", precision,
+                                        name="libdec.so")
+            for precision in ("fp32", "mixed")}
 
 
 @pytest.mark.parametrize("precision", ["fp32", "mixed"])
@@ -626,7 +621,7 @@ def _squeeze_if_model(tmp_path):
     Shape(x)[1] == 1 whose branches return [b, 4] and [b, n, 4] (trimmed
     from speecht5_decoder_step_ts), then a sum over the last axis; `y`
     keeps its own dynamic length."""
-    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    f = TensorProto.FLOAT
     then_branch = helper.make_graph(
         [helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(
             np.array([1], np.int64))),

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, require_built
+from conftest import BUILD, compiled_library, require_built
 
 REPO = Path(__file__).resolve().parents[2]
 # The smallest model that is present (shared models are not in the repo).
@@ -123,15 +123,16 @@ def test_dry_run_on_the_ptx_emulator(tmp_path):
 def _decoder_check_dry_run(tmp_path: Path, check: str, *args: str) -> dict:
     """bench/gpu/CHECK.py on CPU libraries of the decoder compiled with
     ARGS (fp32 and mixed, as build.sh compiles them): `prepare`, then
-    `run ... cpu`; the JSON report."""
-    mp_compile = BUILD / "bin" / "mp-compile"
-    require_built(mp_compile)
+    `run ... cpu`; the JSON report. The libraries come from the run's
+    cache (test_dynamic_shapes.py builds the --dynamic-shapes ones too),
+    copied into the folders build.sh would write."""
     for precision in ("fp32", "mixed"):
-        lib = tmp_path / check / precision / "cpu" / "libdec.so"
-        proc = subprocess.run([str(mp_compile), str(REPO / "examples" / "tts_decoder" / "model.onnx"),
-                               *args, "--precision", precision, "-o", str(lib)],
-                              capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr
+        built = compiled_library(REPO / "examples" / "tts_decoder" / "model.onnx", *args,
+                                 "--precision", precision, name="libdec.so")
+        folder = tmp_path / check / precision / "cpu"
+        folder.mkdir(parents=True)
+        for f in built.parent.iterdir():
+            shutil.copyfile(f, folder / f.name)
     script = REPO / "bench" / "gpu" / f"{check}.py"
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
     for step in (["prepare", str(tmp_path)], ["run", str(tmp_path), str(tmp_path / "out"), "cpu"]):

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import BUILD
+from conftest import BUILD, compiled_library
 
 import mp
 
@@ -48,18 +48,14 @@ def _compile(out: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def libs(tmp_path_factory):
+def libs():
+    """The step with in-place caches, fp32 and mixed, from the run's cache
+    (test_ptx_emulator.py's references: the same arguments in the same order)."""
     if not MP_COMPILE.is_file() or not mp.library_path().is_file():
         pytest.skip(f"mp-compile or libMPCAPI.so is not built ({BUILD})")
-    folder = tmp_path_factory.mktemp("kv")
-    built = {}
-    for precision in ("fp32", "mixed"):
-        lib = folder / f"libdec_{precision}.so"
-        proc = _compile(lib, "--fuse-attention", "--max-seq-len", str(CAPACITY),
-                        "--precision", precision)
-        assert proc.returncode == 0, proc.stderr
-        built[precision] = lib
-    return built
+    return {precision: compiled_library(MODEL, *_pins(), "--fuse-attention", "--max-seq-len",
+                                        str(CAPACITY), "--precision", precision, name="libdec.so")
+            for precision in ("fp32", "mixed")}
 
 
 def _reference_steps(steps: int, seed: int = 0):

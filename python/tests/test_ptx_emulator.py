@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import BUILD
+from conftest import BUILD, compiled_library
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
@@ -474,8 +474,9 @@ def test_cuda_library_on_the_emulator(model, precision, tmp_path):
     data = model / "test_data_set_0"
     common = ["--precision", precision, "--shapes-from", str(data)]
     _compile(model, tmp_path / "cuda.so", "--target", "cuda", "--gpu", "compute_80", *common)
-    _compile(model, tmp_path / "cpu.so", *common)
-    proc = _emulate(tmp_path / "cuda.so", data, "--reference", tmp_path / "cpu.so")
+    # The CPU library from the run's cache (test_compiled_library.py's too).
+    cpu = compiled_library(model / "model.onnx", *common)
+    proc = _emulate(tmp_path / "cuda.so", data, "--reference", cpu)
     lines = proc.stdout.splitlines()
     assert proc.returncode in (0, 1) and lines and "launches" in lines[0], proc.stdout + proc.stderr
     verdicts = [line for line in lines if line.startswith(("PASS", "FAIL"))]
@@ -626,15 +627,16 @@ def test_kernel_family_at_awkward_shapes(shape_results, name, precision):
 
 
 def _run_against_cpu(tmp_path: Path, model: Path, script: str, *args: str) -> str:
-    """Compiles `model` with ARGS for CUDA (PTX) and the CPU, runs `script`
-    with the two libraries as arguments, and returns what it printed."""
+    """Compiles `model` with ARGS for CUDA (PTX) and the CPU (the CPU library
+    from the run's cache: test_dynamic_shapes.py and test_kv_cache_in_place.py
+    build the same ones), runs `script` with the two libraries as arguments,
+    and returns what it printed."""
     _compile(model, tmp_path / "cuda.so", "--target", "cuda", "--gpu", "compute_80", *args)
-    _compile(model, tmp_path / "cpu.so", *args)
+    cpu = compiled_library(model / "model.onnx", *args, name="libdec.so")
     path = tmp_path / "script.py"
     path.write_text(script)
-    proc = subprocess.run([sys.executable, str(path), str(tmp_path / "cuda.so"),
-                           str(tmp_path / "cpu.so")], env=ENV, capture_output=True, text=True,
-                          timeout=1200)
+    proc = subprocess.run([sys.executable, str(path), str(tmp_path / "cuda.so"), str(cpu)],
+                          env=ENV, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
 
@@ -675,8 +677,9 @@ def test_kv_cache_decode_loop_on_device_buffers(precision, tmp_path):
     model = REPO / "examples" / "tts_decoder"
     pins = ["mel_frame=2x1x80", "encoder_out=2x10x128"] + \
         [f"past_{k}_{i}=2x4x0x32" for i in range(2) for k in ("key", "value")]
-    common = ["--fuse-attention", "--max-seq-len", "16", "--precision", precision] + \
-        [a for p in pins for a in ("--input-shape", p)]
+    # The arguments in test_kv_cache_in_place.py's order: one cached CPU library.
+    common = [a for p in pins for a in ("--input-shape", p)] + \
+        ["--fuse-attention", "--max-seq-len", "16", "--precision", precision]
     stdout = _run_against_cpu(tmp_path, model, DECODE_LOOP, *common)
     rows = [line.split() for line in stdout.splitlines() if line[:1].isdigit()]
     assert len(rows) == 5 * 6, stdout
@@ -716,7 +719,8 @@ def test_dynamic_shapes_library(tmp_path):
     _require_compiler()
     model = REPO / "examples" / "tts_decoder"
     rows = [line.split() for line in
-            _run_against_cpu(tmp_path, model, DYNAMIC, "--dynamic-shapes").splitlines()]
+            _run_against_cpu(tmp_path, model, DYNAMIC, "--dynamic-shapes", "--precision",
+                             "fp32").splitlines()]
     assert len(rows) == 2 * 6
     # fp32, values up to ~2: measured at most 1.1e-6 (summation order).
     assert all(float(r[-1]) < 1e-5 for r in rows), rows
@@ -794,7 +798,7 @@ def test_torch_exports_on_the_emulator(name, tmp_path):
     repeat_interleave's unrolled loop of sequence ops, a GRU's recurrence)
     build for the CUDA target and match onnxruntime on the PTX emulator."""
     _require_compiler()
-    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnx")
     ort = pytest.importorskip("onnxruntime")
     from onnx import numpy_helper
 
