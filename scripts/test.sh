@@ -135,13 +135,14 @@ else
     END { printf "%d %d %d\n", p, f, s }' <<<"$py_last")"
   read -r py_p py_f py_s <<<"$py_counts"
   echo "pytest: $py_p passed, $py_f failed, $py_s skipped"
-  py_deselected="$(grep -o '[0-9]* deselected' <<<"$py_last" | grep -o '[0-9]*' || true)"
   if [ "$tier" = fast ]; then
-    echo "fast tier: ${py_deselected:-0} slow tests deselected (scripts/test.sh --full runs them):"
-    # Per file: how many of its tests the tier left out.
-    PYTHONPATH="$MP_ROOT/python${PYTHONPATH:+:$PYTHONPATH}" MP_BUILD_DIR="$MP_BUILD" \
+    # pytest-xdist's summary line has no "N deselected": list them ourselves.
+    slow_list="$(PYTHONPATH="$MP_ROOT/python${PYTHONPATH:+:$PYTHONPATH}" MP_BUILD_DIR="$MP_BUILD" \
       "$MP_PYTHON" -m pytest --collect-only -q -m slow -p no:cacheprovider python/tests 2>/dev/null |
-      awk -F'::' '/::/ { n[$1]++ } END { for (f in n) printf "  %4d  %s\n", n[f], f }' | sort -k2 || true
+      grep '::' || true)"
+    echo "fast tier: $(grep -c '::' <<<"$slow_list" || true) slow tests deselected (scripts/test.sh --full runs them):"
+    # Per file: how many of its tests the tier left out.
+    awk -F'::' 'NF > 1 { n[$1]++ } END { for (f in n) printf "  %4d  %s\n", n[f], f }' <<<"$slow_list" | sort -k2
   fi
   total_passed=$((total_passed + py_p))
   total_failed=$((total_failed + py_f))
