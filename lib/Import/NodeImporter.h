@@ -155,6 +155,15 @@ private:
   }
 
   template <typename OpTy> LogicalResult inferTypes(mlir::OperationState &state) {
+    // mp ops take ranked tensors; inference reads shapes and would crash on
+    // anything else. The only other values while importing are ONNX
+    // sequences (tuples behind a marker, SequenceImporters.cpp).
+    for (auto [i, v] : llvm::enumerate(state.operands))
+      if (!mlir::isa<mlir::RankedTensorType>(v.getType()))
+        return error() << "operand #" << i << " of " << OpTy::getOperationName()
+                       << " is " << v.getType()
+                       << ", not a tensor: mp reads ONNX sequences only in "
+                          "the sequence ops, Loop and Scan";
     llvm::SmallVector<Type, 4> types;
     std::string message;
     LogicalResult inferred = mlir::success();
