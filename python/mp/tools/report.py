@@ -36,11 +36,14 @@ def command_output(cmd: Sequence[str], cwd: Path = REPO) -> str:
 
 def commit(repo: Path = REPO) -> str:
     """The short hash of HEAD, with "(working tree modified)" when tracked
-    files differ from it; "unknown" outside a git checkout."""
+    files other than the bench pages differ from it; "unknown" outside a git
+    checkout. The pages (bench/*.md) are what the benches write, not what
+    they measure: bench/regenerate.sh rewrites one after another."""
     sha = command_output(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"])
     if not sha:
         return "unknown"
-    dirty = command_output(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"])
+    changed = command_output(["git", "-C", str(repo), "diff", "--name-only", "HEAD"]).splitlines()
+    dirty = [f for f in changed if not (f.startswith("bench/") and f.endswith(".md") and "/" not in f[6:])]
     return sha + (" (working tree modified)" if dirty else "")
 
 
