@@ -106,6 +106,14 @@ KNOWN_FAILURES = {
         "semantics); mp rounds to nearest even like the current spec. Separately, mp-run writes "
         "bf16 outputs with an invalid .npy descr.",
 }
+# Bernoulli's expanded graphs draw from RandomUniformLike: the stored 0/1
+# draws come from the reference implementation's numpy generator and mp's from
+# its own (docs/ops.md), so they cannot agree (the op itself is unsupported).
+_BERNOULLI_NOTE = ("random draws: the reference's 0/1 values come from numpy's generator in the ONNX "
+                   "reference implementation, mp's from its own documented generator (docs/ops.md); "
+                   "no other generator reproduces them")
+KNOWN_FAILURES.update({name: _BERNOULLI_NOTE for name in (
+    "test_bernoulli_expanded", "test_bernoulli_double_expanded", "test_bernoulli_seed_expanded")})
 _CAUSAL_NOTE = ("is_causal with kv length != q length: the onnx 1.22 reference and test data align the "
                 "causal mask top-left (offset = past length, onnx/reference/ops/op_attention.py "
                 "_apply_causal); mp's output matches bottom-right alignment (offset = kv - q); checked on test_attention_4d_causal")
