@@ -198,14 +198,15 @@ std::pair<Value, int64_t> tiledKv(Value v) {
   return {tile.getInput(), (*repeats)[1]};
 }
 
-/// Matches the site around `softmax`, or says why it is not one.
-FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason) {
+/// Matches the site around `softmax`, or says why it is not one. `dims`
+/// is shared by every site of the pass (see runOnOperation).
+FailureOr<AttentionSite> matchSite(SoftmaxOp softmax, std::string &reason,
+                                   SymbolicDims &dims) {
   auto fail = [&](const Twine &why) {
     reason = why.str();
     return failure();
   };
   AttentionSite site;
-  SymbolicDims dims;
   Value probs = softmax.getOutput();
   SmallVector<Operation *> guard;
   if (!probs.hasOneUse()) {
@@ -536,10 +537,17 @@ struct FuseAttentionPass
     SmallVector<SoftmaxOp> softmaxes;
     module.walk([&](SoftmaxOp op) { softmaxes.push_back(op); });
     llvm::json::Array fused, nearMisses;
+    // One cache of symbolic dims for every site: a fresh one per site walked
+    // the residual chain back through every earlier layer again (quadratic
+    // in the layers). It stays valid because nothing it may have read is
+    // erased before the loop ends: a fused site's output is replaced, not
+    // erased (eraseDeadOps below), and an abandoned rewrite erases only ops
+    // it built. A replaced value's dims still hold for its replacement.
+    SymbolicDims dims;
     for (SoftmaxOp softmax : softmaxes) {
       std::string reason;
       std::string where = siteName(softmax);
-      FailureOr<AttentionSite> site = matchSite(softmax, reason);
+      FailureOr<AttentionSite> site = matchSite(softmax, reason, dims);
       if (failed(site)) {
         if (looksLikeAttention(softmax))
           nearMisses.push_back(llvm::json::Object{
@@ -549,7 +557,7 @@ struct FuseAttentionPass
       llvm::json::Array nodes;
       for (Operation *op : site->ops)
         nodes.push_back(siteName(op));
-      if (!rewrite(rewriter, *site, reason)) {
+      if (!rewrite(rewriter, *site, dims, reason)) {
         nearMisses.push_back(
             llvm::json::Object{{"softmax", where}, {"reason", reason}});
         continue;
@@ -590,7 +598,7 @@ struct FuseAttentionPass
 
   /// Replaces the site with mp.attention; false (with `reason`) when the
   /// fused op would not have the site's result type.
-  bool rewrite(RewriterBase &rewriter, AttentionSite &site,
+  bool rewrite(RewriterBase &rewriter, AttentionSite &site, SymbolicDims &dims,
                std::string &reason) {
     MatMulOp pv = site.output;
     rewriter.setInsertionPoint(pv);
@@ -678,7 +686,6 @@ struct FuseAttentionPass
     // know its head counts. (An Expand lowers for inputs with dynamic dims;
     // a Reshape to a more static type does not.)
     {
-      SymbolicDims dims;
       auto refine = [&](Value x) -> Value {
         if (!x)
           return x;
@@ -749,7 +756,8 @@ struct FuseAttentionPass
       Value isNan = IsNaNOp::create(rewriter, loc, out);
       out = WhereOp::create(rewriter, loc, isNan, site.guardZero, out);
     }
-    rewriter.replaceOp(pv, out);
+    // pv stays (dead) until eraseDeadOps: `dims` may hold its result.
+    rewriter.replaceAllUsesWith(pv.getResult(), out);
     // The joined caches' other readers (the present outputs) take the op's.
     if (joinV) {
       // (Readers before the op, such as the Shape of repeat_kv's sizes,
