@@ -25,9 +25,11 @@ declare -A CMD=(
   [kernels]="$PY bench/kernels.py"
   [precision]="$PY bench/precision.py"
   [emulator]="$PY bench/emulator.py"
+  [kv_cache]="$PY bench/kv_cache.py"
+  [training]="$PY bench/training.py"
   [corpus]="$PY bench/corpus.py"
 )
-ORDER=(fuzz-import import conformance arena kernels precision emulator)
+ORDER=(fuzz-import import conformance arena kernels precision emulator kv_cache training)
 
 pages=("$@")
 [ ${#pages[@]} -gt 0 ] || pages=("${ORDER[@]}")
