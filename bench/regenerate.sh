@@ -27,9 +27,10 @@ declare -A CMD=(
   [emulator]="$PY bench/emulator.py"
   [kv_cache]="$PY bench/kv_cache.py"
   [training]="$PY bench/training.py"
+  [cpu]="$PY bench/cpu.py"
   [corpus]="$PY bench/corpus.py"
 )
-ORDER=(fuzz-import import conformance arena kernels precision emulator kv_cache training)
+ORDER=(fuzz-import import conformance arena kernels precision emulator kv_cache training cpu)
 
 pages=("$@")
 [ ${#pages[@]} -gt 0 ] || pages=("${ORDER[@]}")
