@@ -27,7 +27,7 @@ declare -A CMD=(
   [emulator]="$PY bench/emulator.py"
   [kv_cache]="$PY bench/kv_cache.py"
   [training]="$PY bench/training.py"
-  [cpu]="$PY bench/cpu.py"
+  [cpu]="$PY bench/cpu.py -o bench/cpu.md"
   [corpus]="$PY bench/corpus.py"
 )
 ORDER=(fuzz-import import conformance arena kernels precision emulator kv_cache training cpu)
