@@ -18,10 +18,6 @@ using namespace mp;
 
 namespace {
 
-bool isCuda(const mp_library &lib) {
-  return std::strcmp(lib.desc->target, "cuda") == 0;
-}
-
 /// Upload or download: checks a library and non-null pointers for a copy
 /// of any bytes, then copies (a CUDA library's `deviceCopy` waits for the
 /// queued runs first).
@@ -35,7 +31,7 @@ mp_status copy(const char *caller, const mp_library *lib, void *to,
                     format("%s: null buffer for %zu bytes", caller, bytes));
   if (!bytes)
     return MP_OK;
-  if (!isCuda(*lib)) {
+  if (!isCudaLibrary(*lib)) {
     std::memmove(to, from, bytes);
     return MP_OK;
   }
@@ -55,7 +51,7 @@ extern "C" mp_status mp_library_device_alloc(mp_library *lib, size_t bytes,
                     "mp_library_device_alloc: null library or result pointer");
   *out = nullptr;
   bytes = std::max<size_t>(bytes, 1);
-  if (isCuda(*lib)) {
+  if (isCudaLibrary(*lib)) {
     LibraryLock lock(*lib, /*image=*/false);
     mp_cuda_take_status();
     *out = mp_cuda_alloc(bytes);
@@ -73,7 +69,7 @@ extern "C" mp_status mp_library_device_alloc(mp_library *lib, size_t bytes,
 extern "C" void mp_library_device_free(mp_library *lib, void *buffer) {
   if (!lib || !buffer)
     return;
-  if (!isCuda(*lib)) {
+  if (!isCudaLibrary(*lib)) {
     std::free(buffer);
     return;
   }
@@ -99,7 +95,7 @@ extern "C" mp_status mp_library_download(mp_library *lib, void *host,
 extern "C" mp_status mp_library_synchronize(mp_library *lib) {
   if (!lib)
     return setError(MP_ERROR_INVALID, "mp_library_synchronize: null library");
-  if (!isCuda(*lib))
+  if (!isCudaLibrary(*lib))
     return MP_OK;
   LibraryLock lock(*lib, /*image=*/false);
   mp_cuda_take_status();
@@ -108,7 +104,7 @@ extern "C" mp_status mp_library_synchronize(mp_library *lib) {
 }
 
 extern "C" int mp_library_input_on_host(const mp_library *lib, int32_t input) {
-  return lib && isCuda(*lib) &&
+  return lib && isCudaLibrary(*lib) &&
          std::find(lib->hostInputs.begin(), lib->hostInputs.end(), input) !=
              lib->hostInputs.end();
 }
@@ -124,7 +120,7 @@ extern "C" mp_status mp_library_run_device(mp_library *lib,
                     format("%s: '%s' has dims fixed at run time: run it with "
                            "mp_library_run_shaped",
                            caller, lib->path.c_str()));
-  if (!isCuda(*lib)) // host memory is the CPU library's own
+  if (!isCudaLibrary(*lib)) // host memory is the CPU library's own
     return runEntry(caller, lib, lib->run, MP_MODEL_RUN_SYMBOL, inputs,
                     outputs);
   if (!lib->runDevice)

@@ -85,11 +85,6 @@ std::shared_ptr<std::mutex> imageMutexOf(void *handle) {
   return mutex;
 }
 
-bool isCudaLibrary(const mp_library &lib) {
-  return lib.desc && lib.desc->target &&
-         std::strcmp(lib.desc->target, "cuda") == 0;
-}
-
 /// dlopen and the checks of mp_library_open; on failure the handle stays
 /// in `lib` for the caller to close.
 mp_status open(mp_library &lib) {
@@ -162,6 +157,11 @@ mp_status open(mp_library &lib) {
 }
 
 } // namespace
+
+bool mp::isCudaLibrary(const mp_library &lib) {
+  return lib.desc && lib.desc->target &&
+         std::strcmp(lib.desc->target, "cuda") == 0;
+}
 
 mp::LibraryLock::LibraryLock(const mp_library &lib, bool image) {
   if (isCudaLibrary(lib) && mp_cuda_graphs_enabled()) {

@@ -31,6 +31,9 @@ struct mp_library {
 
 namespace mp {
 
+/// Whether `lib` was built for the CUDA target (its description says so).
+bool isCudaLibrary(const mp_library &lib);
+
 /// Held while a call works on what `lib` shares with calls on other
 /// threads: its loaded image (runs, the release at close) and, for a CUDA
 /// library while CUDA graphs are on, the runtime's one stream, which a
