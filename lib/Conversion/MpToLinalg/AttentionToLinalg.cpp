@@ -89,11 +89,9 @@ struct OnnxAttentionLowering : public AttentionPattern<AttentionOp> {
       // outside [0, T] would mask every key or none beyond the cache.
       int64_t T = typeOf(pk).getDimSize(2);
       std::string range = ShapedType::isDynamic(T)
-                              ? std::string("[0, T + 1)")
+                              ? "[0, T + 1)"
                               : "[0, " + std::to_string(T + 1) + ")";
-      std::string keys = ShapedType::isDynamic(T) ? std::string("T (known at "
-                                                                "run time)")
-                                                  : std::to_string(T);
+      std::string keys = sizeOrSymbol(T, "T (known at run time)");
       checkValuesInRange(
           rewriter, loc, m.kvLength, indexConst(rewriter, loc, 0),
           arith::AddIOp::create(rewriter, loc, dimValue(rewriter, loc, pk, 2),

@@ -72,27 +72,22 @@ struct GroupQueryAttentionLowering
     // The first prompt fills an empty cache: S == total_sequence_length.
     Value firstPrompt = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::eq, seqSize, total);
-    auto text = [](int64_t size, StringRef name) {
-      return ShapedType::isDynamic(size) ? name.str() : std::to_string(size);
-    };
     if (target.indexChecks) {
       checkAtRunTime(
           rewriter, loc,
           arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, total,
                                 seqSize),
           runTimeCheckMessage(op, "total_sequence_length is out of range [" +
-                                      text(S, "S") +
+                                      sizeOrSymbol(S, "S") +
                                       ", inf): it counts the past and the " +
-                                      text(S, "S") + " new positions"));
-      std::string cache = ShapedType::isDynamic(T)
-                              ? std::string("T = max(past length, "
-                                            "total_sequence_length)")
-                              : std::to_string(T);
+                                      sizeOrSymbol(S, "S") + " new positions"));
+      std::string cache =
+          sizeOrSymbol(T, "T = max(past length, total_sequence_length)");
       checkValuesInRange(
           rewriter, loc, op.getSeqlensK(), indexConst(rewriter, loc, 0),
           presentLen,
           runTimeCheckMessage(op, "seqlens_k is out of range [0, " +
-                                      text(T, "T") +
+                                      sizeOrSymbol(T, "T") +
                                       "): seqlens_k[b] is batch b's last "
                                       "valid position in the present KV "
                                       "cache of " +
@@ -103,15 +98,16 @@ struct GroupQueryAttentionLowering
             rewriter, loc, firstPrompt, indexConst(rewriter, loc, 0),
             arith::SubIOp::create(rewriter, loc, seqSize,
                                   indexConst(rewriter, loc, 1)));
-        std::string lo = ShapedType::isDynamic(S) ? std::string("S - 1")
-                                                  : std::to_string(S - 1);
+        std::string lo =
+            ShapedType::isDynamic(S) ? "S - 1" : std::to_string(S - 1);
         checkValuesInRange(
             rewriter, loc, op.getSeqlensK(), first, presentLen,
             runTimeCheckMessage(
-                op, "seqlens_k is out of range [" + lo + ", " + text(T, "T") +
+                op, "seqlens_k is out of range [" + lo + ", " +
+                        sizeOrSymbol(T, "T") +
                         ") after a past cache: seqlens_k[b] + 1 counts "
                         "batch b's past and " +
-                        text(S, "S") + " new positions"));
+                        sizeOrSymbol(S, "S") + " new positions"));
       }
     } else if (ShapedType::isDynamic(T)) {
       // Unchecked, a total_sequence_length below 0 must still size an
@@ -186,7 +182,7 @@ struct GroupQueryAttentionLowering
             sizesOf(posType, {batchSize, seqSize}));
       if (target.indexChecks) {
         int64_t rows = typeOf(op.getCosCache()).getDimSize(0);
-        std::string r = text(rows, "max_pos");
+        std::string r = sizeOrSymbol(rows, "max_pos");
         checkIndicesInRange(
             rewriter, loc, pos, dimValue(rewriter, loc, op.getCosCache(), 0),
             runTimeCheckMessage(

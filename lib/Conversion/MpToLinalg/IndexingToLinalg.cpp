@@ -386,8 +386,7 @@ void checkWriteIndices(PatternRewriter &rewriter, TensorScatterOp op,
   int64_t n = typeOf(op.getPastCache()).getDimSize(axis);
   int64_t s = typeOf(op.getUpdate()).getDimSize(axis);
   bool dynamic = ShapedType::isDynamic(n) || ShapedType::isDynamic(s);
-  std::string cache =
-      ShapedType::isDynamic(n) ? std::string("n") : std::to_string(n);
+  std::string cache = sizeOrSymbol(n, "n");
   std::string where = " positions along axis " + std::to_string(axis);
   Value zero = indexConst(rewriter, loc, 0);
   if (circular) {
@@ -408,11 +407,9 @@ void checkWriteIndices(PatternRewriter &rewriter, TensorScatterOp op,
       dynamic ? std::string("n - s + 1") : std::to_string(n - s + 1);
   checkValuesInRange(
       rewriter, loc, op.getWriteIndices(), zero, room,
-      runTimeCheckMessage(
-          op, "a write index is out of range [0, " + hi + "): the update's " +
-                  (ShapedType::isDynamic(s) ? std::string("s")
-                                            : std::to_string(s)) +
-                  where + " must fit in the cache's " + cache));
+      runTimeCheckMessage(op, "a write index is out of range [0, " + hi +
+                                  "): the update's " + sizeOrSymbol(s, "s") +
+                                  where + " must fit in the cache's " + cache));
 }
 
 /// TensorScatter-24 in "linear" mode as one insert_slice per batch at

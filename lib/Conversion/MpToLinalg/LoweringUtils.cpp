@@ -659,6 +659,10 @@ void checkIndicesInRange(OpBuilder &b, Location loc, Value indices,
   checkAtRunTime(b, loc, ok, message);
 }
 
+std::string sizeOrSymbol(int64_t size, StringRef symbol) {
+  return ShapedType::isDynamic(size) ? symbol.str() : std::to_string(size);
+}
+
 void checkValuesInRange(OpBuilder &b, Location loc, Value values, Value lo,
                         Value hi, StringRef message) {
   Value ok = allElementsSatisfy(

@@ -225,6 +225,10 @@ void checkValuesInRange(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Value values, mlir::Value lo, mlir::Value hi,
                         llvm::StringRef message);
 
+/// `size` in decimal, or `symbol` when it is dynamic: the sizes in run-time
+/// check messages ("[0, 16)" or "[0, T)").
+std::string sizeOrSymbol(int64_t size, llvm::StringRef symbol);
+
 /// What a failed checkIndicesInRange says for `op`: "an index is out of
 /// range [-d, d) for axis A of the data, of size d", the sizes spelled out
 /// where static (`sizes` are those of the data's axes `firstAxis`..).
