@@ -48,4 +48,16 @@ def DropInPlaceResults : Pass<"mp-drop-in-place-results", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def DistinctResults : Pass<"mp-distinct-results", "mlir::ModuleOp"> {
+  let summary = "Give every result of a public function its own buffer";
+  let description = [{
+    Runs on bufferized code, before results become out-parameters. A buffer
+    returned more than once (two graph outputs that are one value, or a
+    node's value returned for inspection beside the graph output it is)
+    would become two out-parameters for one allocation; each repeat is
+    returned as a copy instead.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // MP_CODEGEN_COMMON_PASSES_TD
