@@ -88,12 +88,28 @@ typedef struct {
    * dynamic dims stay dynamic through the lowering instead of being
    * specialized per shape (docs/running.md, "Dynamic shapes"). */
   int dynamicShapes;
+  /** value ranges measured by mpCalibrate (or mp-run --calibrate
+   * --ranges-out), or NULL; only with precision "mixed": nodes whose values
+   * would overflow fp16 keep fp32 (docs/precision.md, "Calibration"). Read
+   * whenever a variant compiles: keep the file while the model is used. */
+  const char *ranges;
 } MpModelOptions;
 
 /** mpModelLoad with every option. `options` may be NULL (the defaults). */
 MP_CAPI_EXPORT int mpModelLoadWithOptions(const char *path,
                                           const MpModelOptions *options,
                                           MpModel **model, char **error);
+
+/** Measures every node's value range on the fp32 build of the model at
+ * `path` (with `options`' attention fusion and caches; its precision,
+ * policy and ranges are ignored) over `numSets` input sets and writes them
+ * as JSON to `rangesOut`, for MpModelOptions::ranges. The sets lie one
+ * after another in `inputs`: set k has `setSizes[k]` tensors, matched by
+ * name as in mpModelRun. */
+MP_CAPI_EXPORT int mpCalibrate(const char *path, const MpModelOptions *options,
+                               const MpTensor *inputs, const size_t *setSizes,
+                               size_t numSets, const char *rangesOut,
+                               char **error);
 
 MP_CAPI_EXPORT void mpModelDestroy(MpModel *model);
 

@@ -3,9 +3,11 @@
 #include "mp-c/Model.h"
 #include "mp/Execution/CapturedDiagnostics.h"
 #include "mp/Execution/JitModel.h"
+#include "mp/Execution/ValueProbe.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -59,6 +61,53 @@ std::string messageOf(const mp::CapturedDiagnostics &diagnostics) {
   while (!text.empty() && text.back() == '\n')
     text.pop_back();
   return text;
+}
+
+/// Copies C tensors into host tensors; false with `message` naming the bad
+/// input.
+bool hostTensors(MLIRContext *ctx, const MpTensor *inputs, size_t numInputs,
+                 std::vector<mp::HostTensor> &tensors, std::string &message) {
+  auto fail = [&](const std::string &m) { return message = m, false; };
+  for (size_t i = 0; i < numInputs; ++i) {
+    const MpTensor &in = inputs[i];
+    std::string label = in.name ? "input '" + std::string(in.name) + "'"
+                                : "input #" + std::to_string(i);
+    mp::HostTensor t;
+    t.name = in.name ? in.name : "";
+    t.elementType = in.dtype ? mp::npyType(in.dtype, ctx) : Type();
+    if (!t.elementType)
+      return fail(label + " has dtype '" + (in.dtype ? in.dtype : "(null)") +
+                  "', which mp does not support");
+    if (in.rank < 0 || (in.rank > 0 && !in.shape))
+      return fail(label + " has no valid shape");
+    t.shape.assign(in.shape, in.shape + in.rank);
+    if (llvm::any_of(t.shape, [](int64_t d) { return d < 0; }))
+      return fail(label + " has a negative dim");
+    size_t expected =
+        t.numElements() * mp::HostTensor::elementBytes(t.elementType);
+    if (in.nbytes != expected || (expected && !in.data))
+      return fail(label + " is " + t.describe() + ", which takes " +
+                  std::to_string(expected) + " bytes, but " +
+                  std::to_string(in.nbytes) + " were given");
+    const char *bytes = static_cast<const char *>(in.data);
+    t.data.assign(bytes, bytes + expected);
+    tensors.push_back(std::move(t));
+  }
+  return true;
+}
+
+/// The C options as the compiler takes them (checked by the caller).
+mp::ModelOptions modelOptions(const MpModelOptions &o) {
+  mp::ModelOptions options;
+  options.mixed = o.precision && std::string(o.precision) == "mixed";
+  options.policyFile = o.policy ? o.policy : "";
+  options.rangesFile = o.ranges ? o.ranges : "";
+  options.trainingStep = o.trainingStep ? o.trainingStep : "";
+  options.lossScaling = o.lossScaling ? o.lossScaling : "";
+  options.fuseAttention = o.fuseAttention != 0;
+  options.maxSeqLen = o.maxSeqLen;
+  options.dynamicShapes = o.dynamicShapes != 0;
+  return options;
 }
 
 } // namespace
@@ -123,14 +172,7 @@ int mpModelLoadWithOptions(const char *path, const MpModelOptions *given,
   auto handle = std::make_unique<MpModel>(registry);
   handle->ctx.printOpOnDiagnostic(false);
   mp::CapturedDiagnostics diagnostics(&handle->ctx);
-  mp::ModelOptions options;
-  options.mixed = prec == "mixed";
-  options.policyFile = o.policy ? o.policy : "";
-  options.trainingStep = o.trainingStep ? o.trainingStep : "";
-  options.lossScaling = o.lossScaling ? o.lossScaling : "";
-  options.fuseAttention = o.fuseAttention != 0;
-  options.maxSeqLen = o.maxSeqLen;
-  options.dynamicShapes = o.dynamicShapes != 0;
+  mp::ModelOptions options = modelOptions(o);
   handle->model = mp::JitModel::load(&handle->ctx, path, options);
   if (!handle->model)
     return failWith(error, messageOf(diagnostics));
@@ -139,6 +181,42 @@ int mpModelLoadWithOptions(const char *path, const MpModelOptions *given,
   for (const mp::TensorSpec &s : handle->model->outputs())
     handle->outputs.push_back(record(s.name, s.elementType, s.shape));
   *model = handle.release();
+  return 0;
+}
+
+int mpCalibrate(const char *path, const MpModelOptions *given,
+                const MpTensor *inputs, const size_t *setSizes, size_t numSets,
+                const char *rangesOut, char **error) {
+  if (!path || !rangesOut || (numSets && (!setSizes || !inputs)))
+    return failWith(error, "mpCalibrate: path, inputs, set sizes and "
+                           "rangesOut must not be NULL");
+  if (!numSets)
+    return failWith(error, "mpCalibrate: no calibration inputs");
+  MpModelOptions defaults = {};
+  DialectRegistry registry;
+  mp::registerModelDialects(registry);
+  MLIRContext ctx(registry);
+  ctx.printOpOnDiagnostic(false);
+  mp::CapturedDiagnostics diagnostics(&ctx);
+  std::vector<std::vector<mp::HostTensor>> sets(numSets);
+  size_t offset = 0;
+  for (size_t k = 0; k < numSets; ++k) {
+    std::string message;
+    if (!hostTensors(&ctx, inputs + offset, setSizes[k], sets[k], message))
+      return failWith(error,
+                      "calibration set " + std::to_string(k) + ": " + message);
+    offset += setSizes[k];
+  }
+  mp::ValueRanges ranges;
+  if (!mp::calibrate(&ctx, path, modelOptions(given ? *given : defaults), sets,
+                     ranges))
+    return failWith(error, messageOf(diagnostics));
+  std::error_code ec;
+  llvm::raw_fd_ostream os(rangesOut, ec);
+  if (ec)
+    return failWith(error, std::string("cannot write '") + rangesOut +
+                               "': " + ec.message());
+  os << llvm::formatv("{0:2}", ranges.toJSON(path)) << "\n";
   return 0;
 }
 
@@ -168,31 +246,9 @@ int mpModelRun(MpModel *model, const MpTensor *inputs, size_t numInputs,
   *result = nullptr;
   std::lock_guard<std::mutex> lock(model->runMutex);
   std::vector<mp::HostTensor> tensors;
-  for (size_t i = 0; i < numInputs; ++i) {
-    const MpTensor &in = inputs[i];
-    std::string label = in.name ? "input '" + std::string(in.name) + "'"
-                                : "input #" + std::to_string(i);
-    mp::HostTensor t;
-    t.name = in.name ? in.name : "";
-    t.elementType = in.dtype ? mp::npyType(in.dtype, &model->ctx) : Type();
-    if (!t.elementType)
-      return failWith(error, label + " has dtype '" +
-                                 (in.dtype ? in.dtype : "(null)") +
-                                 "', which mp does not support");
-    if (in.rank < 0 || (in.rank > 0 && !in.shape))
-      return failWith(error, label + " has no valid shape");
-    t.shape.assign(in.shape, in.shape + in.rank);
-    if (llvm::any_of(t.shape, [](int64_t d) { return d < 0; }))
-      return failWith(error, label + " has a negative dim");
-    size_t expected = t.numElements() * mp::HostTensor::elementBytes(t.elementType);
-    if (in.nbytes != expected || (expected && !in.data))
-      return failWith(error, label + " is " + t.describe() + ", which takes " +
-                                 std::to_string(expected) + " bytes, but " +
-                                 std::to_string(in.nbytes) + " were given");
-    const char *bytes = static_cast<const char *>(in.data);
-    t.data.assign(bytes, bytes + expected);
-    tensors.push_back(std::move(t));
-  }
+  std::string message;
+  if (!hostTensors(&model->ctx, inputs, numInputs, tensors, message))
+    return failWith(error, message);
   mp::CapturedDiagnostics diagnostics(&model->ctx);
   auto out = std::make_unique<MpResult>();
   if (!model->model->nameInputs(tensors) ||

@@ -36,6 +36,14 @@ std::unique_ptr<OnnxModel> OnnxModel::load(MLIRContext *ctx, StringRef path,
     return emitError(loc) << "a precision policy only applies to mixed "
                              "precision",
            nullptr;
+  if ((!options.rangesFile.empty() || !options.planFile.empty()) &&
+      !options.mixed)
+    return emitError(loc) << "calibration ranges and plans only apply to "
+                             "mixed precision",
+           nullptr;
+  if (options.exposeValues && !options.trainingStep.empty())
+    return emitError(loc) << "a training step's values cannot be exposed",
+           nullptr;
   if (!options.lossScaling.empty() && options.trainingStep.empty())
     return emitError(loc) << "loss scaling only applies to a training step",
            nullptr;
@@ -247,8 +255,7 @@ LogicalResult OnnxModel::describeInPlaceCaches(ModuleOp probe) {
   PassManager pm(ctx, ModuleOp::getOperationName());
   pm.addPass(createFuseAttention());
   if (modelOptions.mixed)
-    buildMixedPrecisionPipeline(pm, modelOptions.policyFile, "", false,
-                                KeepIoTypes::Yes);
+    buildMixedPrecisionPipeline(pm, assignOptions());
   if (failed(pm.run(*copy)))
     return failure();
   auto func = *copy->getOps<func::FuncOp>().begin();
@@ -371,13 +378,15 @@ OnnxModel::buildVariant(ArrayRef<HostTensor> inputs,
     return nullptr;
   if (!modelOptions.trainingStep.empty() && failed(buildTrainingStep(*module)))
     return nullptr;
-  if (modelOptions.fuseAttention || modelOptions.mixed) {
+  if (modelOptions.fuseAttention || modelOptions.mixed ||
+      modelOptions.exposeValues) {
     PassManager pm(ctx, ModuleOp::getOperationName());
     if (modelOptions.fuseAttention)
       pm.addPass(createFuseAttention());
+    if (modelOptions.exposeValues)
+      pm.addPass(createExposeValues());
     if (modelOptions.mixed)
-      buildMixedPrecisionPipeline(pm, modelOptions.policyFile, "", false,
-                                  KeepIoTypes::Yes);
+      buildMixedPrecisionPipeline(pm, assignOptions());
     if (failed(pm.run(*module)))
       return nullptr;
   }
@@ -400,6 +409,15 @@ LogicalResult OnnxModel::buildTrainingStep(ModuleOp module) const {
       failed(addPass(createInsertLossScaling(), modelOptions.lossScaling)))
     return failure();
   return pm.run(module);
+}
+
+AssignPrecisionOptions OnnxModel::assignOptions() const {
+  AssignPrecisionOptions assign;
+  assign.policyFile = modelOptions.policyFile;
+  assign.rangesFile = modelOptions.rangesFile;
+  assign.planFile = modelOptions.planFile;
+  assign.keepIoTypes = KeepIoTypes::Yes;
+  return assign;
 }
 
 EntryOptions OnnxModel::entryOptions() const {

@@ -44,6 +44,20 @@ struct MixedPrecisionOptions
           clEnumValN(mp::KeepIoTypes::Yes, "1", "keep their types"),
           clEnumValN(mp::KeepIoTypes::No, "0",
                      "let them become f16 where all users are"))};
+  Option<std::string> ranges{
+      *this, "ranges",
+      llvm::cl::desc("Value ranges from mp-run --calibrate (see "
+                     "mp-assign-precision)")};
+  Option<double> overflowMargin{
+      *this, "overflow-margin",
+      llvm::cl::desc("With ranges: a measured |x| above 65504 / margin keeps "
+                     "fp32"),
+      llvm::cl::init(4.0)};
+  Option<bool> staticBounds{
+      *this, "static-bounds",
+      llvm::cl::desc("Without ranges: keep fp32 where static magnitude "
+                     "bounds show fp16 can overflow"),
+      llvm::cl::init(true)};
 };
 
 struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
@@ -82,17 +96,11 @@ struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
 };
 } // namespace
 
-void mp::buildMixedPrecisionPipeline(OpPassManager &pm, StringRef policy,
-                                     StringRef plan, bool report,
-                                     KeepIoTypes keepIoTypes) {
-  AssignPrecisionOptions assign;
-  assign.policyFile = policy.str();
-  assign.planFile = plan.str();
-  assign.report = report;
-  assign.keepIoTypes = keepIoTypes;
+void mp::buildMixedPrecisionPipeline(OpPassManager &pm,
+                                     const AssignPrecisionOptions &assign) {
   pm.addPass(createAssignPrecision(assign));
   InsertCastsOptions casts;
-  casts.keepIoTypes = keepIoTypes;
+  casts.keepIoTypes = assign.keepIoTypes;
   pm.addPass(createInsertCasts(casts));
 }
 
@@ -152,6 +160,8 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
   // (its init): that result is the argument, so it is dropped rather than
   // made an out-param (which needs a static size).
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  // An allocation returned twice would become two out-params.
+  pm.addPass(mp::createDistinctResults());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.modifyPublicFunctions = resultsAsOutParams;
   outParams.hoistStaticAllocs = true;
@@ -316,8 +326,15 @@ void mp::registerMpPipelines() {
       "mp-mixed-precision",
       "Assign fp16/fp32 per op from the policy, then insert casts",
       [](OpPassManager &pm, const MixedPrecisionOptions &o) {
-        buildMixedPrecisionPipeline(pm, o.policy, o.plan, o.report,
-                                    o.keepIoTypes);
+        AssignPrecisionOptions assign;
+        assign.policyFile = o.policy;
+        assign.planFile = o.plan;
+        assign.report = o.report;
+        assign.keepIoTypes = o.keepIoTypes;
+        assign.rangesFile = o.ranges;
+        assign.overflowMargin = o.overflowMargin;
+        assign.staticBounds = o.staticBounds;
+        buildMixedPrecisionPipeline(pm, assign);
       });
 }
 

@@ -3,12 +3,14 @@
 #include "mp/Precision/Analysis.h"
 #include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Precision/OpInfo.h"
+#include "mp/Precision/StaticBounds.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Format.h"
 
+#include <cmath>
 #include <deque>
 
 using namespace mlir;
@@ -25,8 +27,9 @@ static std::string quoted(Operation *op) {
 }
 
 PrecisionAnalysis::PrecisionAnalysis(Operation *root,
-                                     const PrecisionPolicy &policy)
-    : root(root) {
+                                     const PrecisionPolicy &policy,
+                                     const RangeOptions &ranges)
+    : root(root), keys(precisionNodeKeys(root)) {
   root->walk([&](Operation *op) {
     if (op != root && isPrecisionNode(op)) {
       order.push_back(op);
@@ -36,6 +39,7 @@ PrecisionAnalysis::PrecisionAnalysis(Operation *root,
   classify(policy);
   applyGuards();
   checkConstants();
+  checkRanges(ranges);
   propagate();
   for (Operation *op : order) {
     Decision &d = decisions[op];
@@ -88,7 +92,6 @@ SmallVector<Operation *> PrecisionAnalysis::successors(Operation *op) const {
 //===----------------------------------------------------------------------===//
 
 void PrecisionAnalysis::classify(const PrecisionPolicy &policy) {
-  DenseMap<Operation *, std::string> keys = precisionNodeKeys(root);
   for (Operation *op : order) {
     Decision &d = decisions[op];
     std::string type = onnxOpType(op);
@@ -286,6 +289,92 @@ void PrecisionAnalysis::checkConstants() {
     }
     findings.push_back({op, "range", why + " (consumers kept in fp32)"});
   });
+}
+
+void PrecisionAnalysis::keepValueFp32(Operation *op, unsigned result,
+                                      StringRef kind, const std::string &why) {
+  // The producer's own rule replaces a rule it got as a reader of another
+  // value; readers keep the first reason they got.
+  auto keep = [&](Operation *node, const std::string &rule, bool own) {
+    Decision &d = decisions[node];
+    if (fixed.count(node)) {
+      if (d.compute == Compute::F16)
+        findings.push_back(
+            {node, kind.str(),
+             quoted(node) + ": the user's f16 is ignored: " + rule});
+      else if (!own || !rangeRules.count(node))
+        return;
+    }
+    d.compute = Compute::F32;
+    d.rule = rule;
+    fixed.insert(node);
+    decided.insert(node);
+    rangeRules.insert(node);
+  };
+  // Statistics outputs (normalization mean and inverse deviation) keep
+  // their own type whatever the node computes in: only readers matter.
+  if (isNode(op) && resultFollowsCompute(op, result))
+    keep(op, why, /*own=*/true);
+  for (OpOperand &use : op->getResult(result).getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<YieldOp>(user))
+      user = user->getParentOp();
+    else if (isIndexOperand(user, use.getOperandNumber()))
+      continue;
+    if (user != op && isNode(user))
+      keep(user, "reads " + quoted(op) + ": " + why, /*own=*/false);
+  }
+  findings.push_back(
+      {op, kind.str(),
+       quoted(op) + ": " + why + " (kept in fp32 with its readers)"});
+}
+
+std::optional<std::string> rangeRule(const ValueRange &r,
+                                     const RangeOptions &options,
+                                     llvm::StringRef outputText) {
+  std::string output = outputText.str();
+  if (r.absMax > kFp16Max / options.overflowMargin)
+    return "calibrated |x| max " + formatNumber(r.absMax) + output +
+           " > 65504/" + formatNumber(options.overflowMargin);
+  // Every element subnormal: none keeps fp16's 11 significant bits.
+  if (r.nonzero && r.absMax < kFp16MinNormal)
+    return "calibrated |x| max " + formatNumber(r.absMax) + output +
+           " < 6.1e-05: no value in fp16's normal range";
+  if (r.flushFraction() > options.underflowFraction)
+    return "calibrated: " +
+           formatNumber(std::round(r.flushFraction() * 1000) / 10) +
+           "% of nonzero |x|" + output + " flush to zero in fp16 (< 3e-08)";
+  return std::nullopt;
+}
+
+void PrecisionAnalysis::checkRanges(const RangeOptions &options) {
+  if (options.measured) {
+    for (Operation *op : order) {
+      if (op->getParentOp() != root)
+        continue;
+      for (unsigned i = 0, e = op->getNumResults(); i < e; ++i) {
+        const ValueRange *r = options.measured->find(keys[op], i);
+        if (!r)
+          continue;
+        std::string output = e > 1 ? " (output " + std::to_string(i) + ")" : "";
+        if (std::optional<std::string> why = rangeRule(*r, options, output))
+          keepValueFp32(op, i, "calibrated", *why);
+      }
+    }
+    return;
+  }
+  if (!options.staticBounds)
+    return;
+  DenseMap<Value, StaticBound> bounds = computeStaticBounds(root);
+  for (Operation *op : order)
+    for (OpResult result : op->getResults()) {
+      auto it = bounds.find(result);
+      if (it == bounds.end() || it->second.absMax <= kFp16Max)
+        continue;
+      keepValueFp32(op, result.getResultNumber(), "bound",
+                    "static bound |x| <= " + formatNumber(it->second.absMax) +
+                        " > 65504 (" + it->second.why + ")");
+    }
 }
 
 //===----------------------------------------------------------------------===//

@@ -9,6 +9,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 namespace mp {
@@ -41,14 +44,36 @@ struct AssignPrecisionPass
         return signalPassFailure();
       }
     }
+    RangeOptions rangeOptions;
+    rangeOptions.overflowMargin = overflowMargin;
+    rangeOptions.staticBounds = staticBounds;
+    std::unique_ptr<ValueRanges> measured;
+    if (!rangesFile.empty()) {
+      std::string error;
+      measured = ValueRanges::load(rangesFile, error);
+      if (!measured) {
+        emitError(module.getLoc(), "ranges: ") << error;
+        return signalPassFailure();
+      }
+      rangeOptions.measured = measured.get();
+    }
+    if (!(overflowMargin >= 1.0)) {
+      emitError(module.getLoc(), "overflow-margin must be at least 1, not ")
+          << llvm::formatv("{0}", llvm::format("%g", overflowMargin.getValue()))
+                 .str();
+      return signalPassFailure();
+    }
     bool keepIo = keepIoTypes == KeepIoTypes::Policy
                       ? policy->keepIoTypes.value_or(true)
                       : keepIoTypes == KeepIoTypes::Yes;
 
     llvm::json::Object nodes, summaries;
+    llvm::StringSet<> knownKeys;
     std::string lastFunction;
     for (auto func : module.getOps<func::FuncOp>()) {
-      PrecisionAnalysis analysis(func, *policy);
+      PrecisionAnalysis analysis(func, *policy, rangeOptions);
+      for (const auto &entry : analysis.nodeKeys())
+        knownKeys.insert(entry.second);
       MLIRContext *ctx = func.getContext();
       for (Operation *op : analysis.nodes()) {
         const auto &d = analysis.decision(op);
@@ -73,6 +98,8 @@ struct AssignPrecisionPass
         lastFunction = func.getName().str();
       }
     }
+    if (measured)
+      warnUnknownNodes(*measured, knownKeys);
     for (const std::string &re : policy->unmatchedPatterns())
       emitWarning(module.getLoc(), "policy: node_patterns regex '")
           << re << "' matches no node";
@@ -90,6 +117,22 @@ struct AssignPrecisionPass
     }
     if (failed(writePlan(std::move(plan))))
       return signalPassFailure();
+  }
+
+  /// Ranges measured on another graph (say, without attention fusion) name
+  /// nodes this one lacks: those nodes are not checked, so say so.
+  void warnUnknownNodes(const ValueRanges &measured,
+                        const llvm::StringSet<> &knownKeys) {
+    size_t unknown = 0;
+    std::string first;
+    for (StringRef key : measured.keys())
+      if (!knownKeys.contains(key) && unknown++ == 0)
+        first = key.str();
+    if (unknown)
+      emitWarning(getOperation().getLoc(), "ranges: ")
+          << unknown << " of " << measured.numNodes()
+          << " measured nodes are not in this graph (first: '" << first
+          << "'); were they measured with other options?";
   }
 
   LogicalResult writePlan(llvm::json::Object plan) {

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +62,7 @@ class _Options(ctypes.Structure):
     _fields_ = [("precision", ctypes.c_char_p), ("policy", ctypes.c_char_p),
                 ("trainingStep", ctypes.c_char_p), ("lossScaling", ctypes.c_char_p),
                 ("fuseAttention", ctypes.c_int), ("maxSeqLen", ctypes.c_int64),
-                ("dynamicShapes", ctypes.c_int)]
+                ("dynamicShapes", ctypes.c_int), ("ranges", ctypes.c_char_p)]
 
 
 def library_path() -> Path:
@@ -98,6 +99,9 @@ def _library() -> ctypes.CDLL:
                                 ctypes.c_int),
         "mpModelLoadWithOptions": ([ctypes.c_char_p, ctypes.POINTER(_Options),
                                     ctypes.POINTER(P), c_char_pp], ctypes.c_int),
+        "mpCalibrate": ([ctypes.c_char_p, ctypes.POINTER(_Options), ctypes.POINTER(_Tensor),
+                         ctypes.POINTER(ctypes.c_size_t), ctypes.c_size_t, ctypes.c_char_p,
+                         c_char_pp], ctypes.c_int),
         "mpModelDestroy": ([P], None),
         "mpModelNumInputs": ([P], ctypes.c_size_t),
         "mpModelInput": ([P, ctypes.c_size_t], _Tensor),
@@ -147,6 +151,69 @@ class TensorInfo:
         return TensorInfo(t.name.decode(), dtype, shape)
 
 
+def _items(inputs) -> list:
+    """(name or None, array) pairs of a feed: a mapping by input name or a
+    sequence in graph-input order."""
+    return list(inputs.items()) if isinstance(inputs, Mapping) \
+        else [(None, a) for a in inputs]
+
+
+def _pack(items: list) -> tuple:
+    """MpTensor descriptions of ``items``, and what must stay alive while
+    they are used (the arrays and shapes they point into)."""
+    keep, tensors = [], (_Tensor * max(len(items), 1))()
+    for i, (name, a) in enumerate(items):
+        # np.ascontiguousarray would turn a 0-d array into shape (1,).
+        a = np.asarray(a)
+        if not a.flags.c_contiguous:
+            a = a.copy(order="C")
+        if a.dtype.byteorder == ">":
+            raise Error(f"input {name or i}: big-endian arrays are not supported")
+        shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
+        keep += [a, shape]
+        tensors[i] = _Tensor(name.encode() if name is not None else None,
+                             a.dtype.str.encode(), a.ndim, shape,
+                             a.ctypes.data, a.nbytes)
+    return tensors, keep
+
+
+def _options(precision="fp32", policy=None, ranges=None, training=None, loss_scaling=None,
+             fuse_attention=False, max_seq_len=None, dynamic_shapes=False) -> _Options:
+    def opt(s):
+        return s.encode() if s is not None else None
+
+    def path(p):
+        return os.fsencode(p) if p is not None else None
+    return _Options(precision=precision.encode(), policy=path(policy), ranges=path(ranges),
+                    trainingStep=opt(training), lossScaling=opt(loss_scaling),
+                    fuseAttention=int(bool(fuse_attention)),
+                    maxSeqLen=int(max_seq_len or 0),
+                    dynamicShapes=int(bool(dynamic_shapes)))
+
+
+def calibrate(path: str | os.PathLike, feeds: Sequence, ranges_out: str | os.PathLike, *,
+              fuse_attention: bool = False, max_seq_len: int | None = None) -> Path:
+    """Runs the fp32 build of the model on each feed of ``feeds`` (each as
+    :meth:`Model.run` takes its inputs) and writes every node's measured value
+    range to ``ranges_out`` (JSON, as ``mp-run --calibrate --ranges-out``
+    writes it). ``compile(..., precision="mixed", ranges=ranges_out)`` then
+    keeps in fp32 the nodes whose values would overflow fp16 (docs/precision.md,
+    "Calibration"). Attention fusion must match the compile. Returns the path."""
+    lib = _library()
+    sets = [_items(feed) for feed in feeds]
+    if not sets:
+        raise Error("calibrate: no calibration inputs")
+    flat = [item for items in sets for item in items]
+    tensors, _keep = _pack(flat)
+    sizes = (ctypes.c_size_t * len(sets))(*[len(items) for items in sets])
+    options = _options(fuse_attention=fuse_attention, max_seq_len=max_seq_len)
+    error = ctypes.c_void_p()
+    rc = lib.mpCalibrate(os.fsencode(path), ctypes.byref(options), tensors, sizes, len(sets),
+                         os.fsencode(ranges_out), ctypes.byref(error))
+    _check(rc, error)
+    return Path(ranges_out)
+
+
 class Model:
     """A loaded model; see :func:`compile`."""
 
@@ -154,21 +221,25 @@ class Model:
                  policy: str | os.PathLike | None = None, *,
                  training: str | None = None, loss_scaling: str | None = None,
                  fuse_attention: bool = False, max_seq_len: int | None = None,
-                 dynamic_shapes: bool = False):
+                 dynamic_shapes: bool = False, ranges: str | os.PathLike | None = None,
+                 calibration: Sequence | None = None):
         lib = _library()
         self._lib = lib
         self._handle = ctypes.c_void_p()
         self.path = Path(path)
         self.precision = precision
+        # Measured ranges are read whenever a variant compiles: the file
+        # lives as long as the model.
+        self._ranges_dir = None
+        if calibration is not None:
+            if ranges is not None:
+                raise Error("give calibration data or ranges, not both")
+            self._ranges_dir = tempfile.TemporaryDirectory(prefix="mp-ranges-")
+            ranges = calibrate(path, calibration, Path(self._ranges_dir.name) / "ranges.json",
+                               fuse_attention=fuse_attention, max_seq_len=max_seq_len)
         error = ctypes.c_void_p()
-        def opt(s):
-            return s.encode() if s is not None else None
-        options = _Options(precision=precision.encode(),
-                           policy=os.fsencode(policy) if policy is not None else None,
-                           trainingStep=opt(training), lossScaling=opt(loss_scaling),
-                           fuseAttention=int(bool(fuse_attention)),
-                           maxSeqLen=int(max_seq_len or 0),
-                           dynamicShapes=int(bool(dynamic_shapes)))
+        options = _options(precision, policy, ranges, training, loss_scaling,
+                           fuse_attention, max_seq_len, dynamic_shapes)
         rc = lib.mpModelLoadWithOptions(os.fsencode(path), ctypes.byref(options),
                                         ctypes.byref(self._handle), ctypes.byref(error))
         _check(rc, error)
@@ -182,22 +253,8 @@ class Model:
         a sequence in graph-input order). Returns ``{output name: array}`` in
         graph order. Arrays are not converted: a float64 array for a float32
         input is an error, as is a wrong rank or static dim."""
-        items = list(inputs.items()) if isinstance(inputs, Mapping) \
-            else [(None, a) for a in inputs]
-        arrays, tensors = [], (_Tensor * max(len(items), 1))()
-        for i, (name, a) in enumerate(items):
-            # np.ascontiguousarray would turn a 0-d array into shape (1,).
-            a = np.asarray(a)
-            if not a.flags.c_contiguous:
-                a = a.copy(order="C")
-            if a.dtype.byteorder == ">":
-                raise Error(f"input {name or i}: big-endian arrays are not supported")
-            arrays.append(a)
-            shape = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
-            arrays.append(shape)
-            tensors[i] = _Tensor(name.encode() if name is not None else None,
-                                 a.dtype.str.encode(), a.ndim, shape,
-                                 a.ctypes.data, a.nbytes)
+        items = _items(inputs)
+        tensors, _keep = _pack(items)
         result, error = ctypes.c_void_p(), ctypes.c_void_p()
         rc = self._lib.mpModelRun(self._handle, tensors, len(items),
                                   ctypes.byref(result), ctypes.byref(error))
@@ -225,6 +282,9 @@ class Model:
         if getattr(self, "_handle", None) and self._handle.value:
             self._lib.mpModelDestroy(self._handle)
             self._handle = ctypes.c_void_p()
+        if getattr(self, "_ranges_dir", None) is not None:
+            self._ranges_dir.cleanup()
+            self._ranges_dir = None
 
     def __del__(self):
         self.close()
@@ -245,7 +305,9 @@ def compile(path: str | os.PathLike, precision: str = "fp32",
             loss_scaling: str | None = None,
             fuse_attention: bool = False,
             max_seq_len: int | None = None,
-            dynamic_shapes: bool = False) -> Model:
+            dynamic_shapes: bool = False,
+            calibration: Sequence | None = None,
+            ranges: str | os.PathLike | None = None) -> Model:
     """Loads an ONNX model for CPU execution in ``precision`` ("fp32" or
     "mixed", with an optional precision ``policy`` JSON file).
 
@@ -263,10 +325,20 @@ def compile(path: str | os.PathLike, precision: str = "fp32",
 
     ``dynamic_shapes`` compiles one variant for every input shape: the
     model's dynamic dims stay dynamic through the lowering instead of being
-    specialized to each new shape (docs/running.md, "Dynamic shapes")."""
+    specialized to each new shape (docs/running.md, "Dynamic shapes").
+
+    ``calibration`` (feeds, each as :meth:`Model.run` takes its inputs) runs
+    the fp32 build on them first and measures every node's value range; the
+    mixed build then keeps in fp32 the nodes whose values would overflow fp16
+    (|x| > 65504/4) or mostly fall below its normal range, and says so in the
+    plan. ``ranges`` takes ranges measured before (:func:`calibrate`,
+    ``mp-run --calibrate --ranges-out``). See docs/precision.md, "Calibration"."""
+    if (calibration is not None or ranges is not None) and precision != "mixed":
+        raise Error("calibration and ranges apply to precision='mixed'")
     return Model(path, precision, policy, training=training,
                  loss_scaling=loss_scaling, fuse_attention=fuse_attention,
-                 max_seq_len=max_seq_len, dynamic_shapes=dynamic_shapes)
+                 max_seq_len=max_seq_len, dynamic_shapes=dynamic_shapes,
+                 ranges=ranges, calibration=calibration)
 
 
 from .library import DeviceArray, Library, load  # noqa: E402  (needs Error above)

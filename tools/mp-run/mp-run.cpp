@@ -3,7 +3,9 @@
 //   mp-run model.onnx [--input NAME=file.npy|.pb ...] [--compare DIR]
 //          [--input-shape NAME=1x16 ...] [--generate-inputs]
 //          [--precision fp32|mixed] [--policy FILE] [--fuse-attention]
-//          [--max-seq-len N]
+//          [--max-seq-len N] [--plan FILE]
+//          [--calibrate DIR[,DIR...]] [--ranges-out FILE] [--ranges FILE]
+//          [--precision-diff DIR [--report FILE] [--diff-threshold T]]
 //          [--output-dir DIR]
 //          [--rtol R] [--atol A] [--repeat N]
 //   mp-run --test-dir DIR [--precision ...] [--rtol R] [--atol A]
@@ -15,6 +17,10 @@
 // With --compare DIR (an ONNX test_data_set folder) the inputs default to
 // DIR/input_N.pb and every output is checked against DIR/output_N.pb.
 // --test-dir walks an ONNX backend-test tree, one line per case.
+// --calibrate measures every node's value range on the fp32 build over the
+// inputs of the given folders (written with --ranges-out; used by the mixed
+// build of this run); --precision-diff compares the fp32 and mixed builds
+// node by node on DIR's inputs (docs/precision.md).
 // A library written by mp-compile runs through the mp runtime instead.
 // Exit codes: 0 all outputs pass (or nothing to compare), 1 an error or a
 // failed comparison; for a library the runtime's status when opening or
@@ -25,8 +31,11 @@
 
 #include "mp/Execution/CompiledLibrary.h"
 #include "mp/Execution/JitModel.h"
+#include "mp/Execution/PrecisionDiff.h"
 #include "mp/Execution/TestData.h"
 #include "mp/Execution/TestTree.h"
+#include "mp/Execution/ValueProbe.h"
+#include "mp/Precision/Analysis.h"
 #include "mp/Support/ShapeSyntax.h"
 #include "mp/Support/ToolOptions.h"
 #include "mp/runtime.h"
@@ -39,7 +48,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -109,6 +120,36 @@ static cl::opt<unsigned>
     repeat(cl::cat(toolOptions), "repeat", cl::init(0),
            cl::desc("run N more times and print the compile and run times"));
 
+static cl::list<std::string> calibrateDirs(
+    cl::cat(toolOptions), "calibrate", cl::CommaSeparated,
+    cl::desc("DIR[,DIR...]: measure every node's value range on the fp32 "
+             "build over these inputs (test_data_set folders, or model "
+             "folders holding them); the mixed build keeps in fp32 what "
+             "would overflow fp16"));
+static cl::opt<std::string> rangesOut(
+    cl::cat(toolOptions), "ranges-out",
+    cl::desc("with --calibrate: write the measured ranges here (JSON, for "
+             "--ranges or mp-assign-precision's ranges=)"));
+static cl::opt<std::string> rangesFile(
+    cl::cat(toolOptions), "ranges",
+    cl::desc("value ranges measured by --calibrate --ranges-out (mixed)"));
+static cl::opt<std::string>
+    planFile(cl::cat(toolOptions), "plan",
+             cl::desc("write the mixed build's precision plan here (JSON)"));
+static cl::opt<std::string> precisionDiffDir(
+    cl::cat(toolOptions), "precision-diff",
+    cl::desc("DIR: run the fp32 and mixed builds on DIR's inputs and print "
+             "each node's relative error, the rule that chose its "
+             "precision and the first node that goes non-finite or past "
+             "--diff-threshold"));
+static cl::opt<double> diffThreshold(
+    cl::cat(toolOptions), "diff-threshold", cl::init(1e-2),
+    cl::desc("--precision-diff: relative error (max |mixed - fp32| / max "
+             "|fp32|) that counts as diverged"));
+static cl::opt<std::string>
+    reportFile(cl::cat(toolOptions), "report",
+               cl::desc("--precision-diff: also write the report as JSON"));
+
 static cl::opt<bool> deviceBuffers(
     cl::cat(toolOptions), "device-buffers",
     cl::desc("a compiled library runs on buffers in its own memory "
@@ -156,6 +197,8 @@ static mp::ModelOptions modelOptions() {
   mp::ModelOptions options;
   options.mixed = precision == "mixed";
   options.policyFile = policyFile;
+  options.rangesFile = rangesFile;
+  options.planFile = planFile;
   options.fuseAttention = fuseAttention;
   options.maxSeqLen = maxSeqLen;
   options.dynamicShapes = dynamicShapes;
@@ -217,6 +260,74 @@ static int finish(MLIRContext *ctx, std::vector<mp::HostTensor> &outputs,
   return allPassed ? 0 : 1;
 }
 
+/// --calibrate: measures the ranges over the folders' inputs and writes them
+/// to --ranges-out or, for this run's mixed build only, a temporary file
+/// that `remover` deletes. False after printing an error.
+static bool calibrateModel(MLIRContext *ctx, mp::ModelOptions &options,
+                           llvm::FileRemover &remover) {
+  std::vector<std::vector<mp::HostTensor>> sets;
+  std::string error;
+  if (!mp::readInputSets(calibrateDirs, ctx, sets, error))
+    return fail("--calibrate: " + error), false;
+  mp::ValueRanges ranges;
+  if (!mp::calibrate(ctx, modelPath, options, sets, ranges))
+    return false;
+  std::string path = rangesOut;
+  if (path.empty()) {
+    SmallString<128> temp;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("mp-ranges", "json", temp))
+      return fail("cannot create a temporary file: " + ec.message()), false;
+    path = temp.str().str();
+    remover.setFile(path);
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return fail("cannot write '" + path + "': " + ec.message()), false;
+  os << llvm::formatv("{0:2}", ranges.toJSON(modelPath)) << "\n";
+  int kept = 0;
+  mp::RangeOptions limits;
+  for (StringRef key : ranges.keys())
+    for (unsigned i = 0; const mp::ValueRange *r = ranges.find(key, i); ++i)
+      kept += mp::rangeRule(*r, limits).has_value();
+  llvm::errs() << "mp-run: note: calibrated " << ranges.numNodes()
+               << " nodes on " << sets.size() << " input set(s); " << kept
+               << " value(s) fp16 cannot hold (|x| above 65504/"
+               << llvm::format("%g", limits.overflowMargin)
+               << " or below its range) keep fp32 with their readers"
+               << (rangesOut.empty() ? "" : "; ranges in " + rangesOut) << "\n";
+  options.rangesFile = path;
+  return true;
+}
+
+/// --precision-diff: the fp32 and mixed builds compared node by node.
+static int diffModel(MLIRContext *ctx, const mp::ModelOptions &options) {
+  std::vector<std::vector<mp::HostTensor>> sets;
+  std::string error;
+  if (!mp::readInputSets({precisionDiffDir}, ctx, sets, error))
+    return fail("--precision-diff: " + error);
+  if (sets.size() != 1)
+    return fail("--precision-diff: '" + precisionDiffDir +
+                "' holds several input sets: give one test_data_set folder");
+  std::unique_ptr<mp::JitModel> model =
+      mp::JitModel::load(ctx, modelPath, options);
+  if (!model || !model->nameInputs(sets[0]))
+    return 1;
+  mp::PrecisionDiff diff;
+  if (!mp::diffPrecision(ctx, modelPath, options, sets[0], diffThreshold, diff))
+    return 1;
+  mp::printPrecisionDiff(diff, llvm::outs());
+  if (reportFile.empty())
+    return 0;
+  std::error_code ec;
+  llvm::raw_fd_ostream os(reportFile, ec);
+  if (ec)
+    return fail("cannot write '" + reportFile + "': " + ec.message());
+  os << llvm::formatv("{0:2}", mp::toJSON(diff)) << "\n";
+  return 0;
+}
+
 /// The --input-shape pins by input name; each must name one of `names`.
 static bool parsePins(ArrayRef<std::string> names,
                       llvm::StringMap<SmallVector<int64_t>> &pins) {
@@ -238,9 +349,11 @@ static bool parsePins(ArrayRef<std::string> names,
 /// Runs a library written by mp-compile through the mp runtime.
 static int runLibrary(MLIRContext *ctx, std::vector<mp::HostTensor> &inputs) {
   if (precision != "fp32" || !policyFile.empty() || fuseAttention ||
-      maxSeqLen || dynamicShapes)
+      maxSeqLen || dynamicShapes || !calibrateDirs.empty() ||
+      !rangesFile.empty() || !planFile.empty() || !precisionDiffDir.empty())
     return fail("a compiled library has its shapes and precision built in: "
-                "--precision, --policy, --fuse-attention, --max-seq-len and "
+                "--precision, --policy, --calibrate, --ranges, --plan, "
+                "--precision-diff, --fuse-attention, --max-seq-len and "
                 "--dynamic-shapes do not apply");
   int status = 0;
   std::string error;
@@ -333,8 +446,25 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "mp CPU runner\n");
   if (precision != "fp32" && precision != "mixed")
     return fail("--precision must be fp32 or mixed, got '" + precision + "'");
-  if (!testDir.empty())
+  if (!rangesOut.empty() && calibrateDirs.empty())
+    return fail("--ranges-out writes what --calibrate measures: give "
+                "--calibrate DIR");
+  if (!rangesFile.empty() && !calibrateDirs.empty())
+    return fail("--ranges and --calibrate both give value ranges: use one");
+  if ((!reportFile.empty() || diffThreshold.getNumOccurrences()) &&
+      precisionDiffDir.empty())
+    return fail("--report and --diff-threshold apply to --precision-diff");
+  if (!calibrateDirs.empty() && rangesOut.empty() && precision != "mixed" &&
+      precisionDiffDir.empty())
+    return fail("--calibrate measures ranges for a mixed build: add "
+                "--ranges-out FILE, --precision mixed or --precision-diff");
+  if (!testDir.empty()) {
+    if (!calibrateDirs.empty() || !precisionDiffDir.empty() ||
+        !planFile.empty())
+      return fail("--calibrate, --plan and --precision-diff take a model, "
+                  "not --test-dir");
     return runTestDir();
+  }
   if (modelPath.empty())
     return fail("no model given (mp-run MODEL.onnx ... or mp-run --test-dir "
                 "DIR)");
@@ -376,8 +506,21 @@ int main(int argc, char **argv) {
     return fail("--device-buffers applies to a library written by "
                 "mp-compile (libNAME.so), not to a model run by the JIT");
 
+  mp::ModelOptions options = modelOptions();
+  llvm::FileRemover temporaryRanges;
+  if (!calibrateDirs.empty()) {
+    if (!calibrateModel(&ctx, options, temporaryRanges))
+      return 1;
+    // Calibration alone: nothing else was asked for.
+    if (inputs.empty() && !generateInputs && precisionDiffDir.empty())
+      return 0;
+    options.mixed = mixed || !precisionDiffDir.empty();
+  }
+  if (!precisionDiffDir.empty())
+    return diffModel(&ctx, options);
+
   std::unique_ptr<mp::JitModel> model =
-      mp::JitModel::load(&ctx, modelPath, modelOptions());
+      mp::JitModel::load(&ctx, modelPath, options);
   if (!model || !model->nameInputs(inputs))
     return 1;
 

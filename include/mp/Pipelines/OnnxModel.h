@@ -13,6 +13,7 @@
 
 #include "mp/Pipelines/Entry.h"
 #include "mp/Support/HostTensor.h"
+#include "mp/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -31,6 +32,16 @@ struct ModelOptions {
   bool mixed = false;
   /// A precision policy JSON file; only with `mixed`.
   std::string policyFile;
+  /// Value ranges from calibration (mp-assign-precision's `ranges`); only
+  /// with `mixed`.
+  std::string rangesFile;
+  /// Write the precision plan here (mp-assign-precision's `plan`); only with
+  /// `mixed`.
+  std::string planFile;
+  /// Return every node's float outputs after the graph's own
+  /// (mp-expose-values, before precision is assigned): what calibration and
+  /// the precision diff observe.
+  bool exposeValues = false;
   /// Replace decomposed attention with mp.attention (mp-fuse-attention)
   /// before assigning precision.
   bool fuseAttention = false;
@@ -124,6 +135,10 @@ public:
 
   /// How prepareEntry shapes the variants' entry (caches, dynamic shapes).
   EntryOptions entryOptions() const;
+
+  /// How mixed precision is assigned: policy, ranges and plan as the
+  /// options say, graph inputs and outputs kept in their types.
+  AssignPrecisionOptions assignOptions() const;
 
   /// Where errors about the model as a whole point: `path:0:0`.
   mlir::Location fileLoc() const;

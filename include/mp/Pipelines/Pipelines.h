@@ -18,10 +18,10 @@
 
 namespace mp {
 
-/// Adds mp-assign-precision and mp-insert-casts with shared options.
+/// Adds mp-assign-precision with `assign` and mp-insert-casts with the same
+/// keep-io-types.
 void buildMixedPrecisionPipeline(mlir::OpPassManager &pm,
-                                 llvm::StringRef policy, llvm::StringRef plan,
-                                 bool report, KeepIoTypes keepIoTypes);
+                                 const AssignPrecisionOptions &assign);
 
 /// Adds the CPU lowering: mp -> linalg -> bufferized loops -> LLVM dialect.
 /// With `resultsAsOutParams`, functions write their results into buffers

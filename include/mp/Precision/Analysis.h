@@ -15,10 +15,14 @@
 #define MP_PRECISION_ANALYSIS_H
 
 #include "mp/Precision/Policy.h"
+#include "mp/Precision/ValueRanges.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <optional>
+#include <string>
 
 namespace mp {
 
@@ -47,6 +51,30 @@ constexpr double kSentinelThreshold = -1.0e4;
 /// -inf.
 constexpr double kFp16SafeSentinel = -10000.0;
 
+/// What the analysis knows of values beyond the policy.
+struct RangeOptions {
+  /// Ranges measured on calibration data (mp-run --calibrate); null: none.
+  const ValueRanges *measured = nullptr;
+  /// A value whose measured |x| exceeds kFp16Max / overflowMargin keeps its
+  /// producer and consumers in fp32: calibration data rarely holds the
+  /// largest input a model will see.
+  double overflowMargin = 4.0;
+  /// A value more than this fraction of whose nonzero elements fp16 rounds
+  /// to zero keeps its producer and consumers in fp32 (so does one with no
+  /// element in fp16's normal range).
+  double underflowFraction = 0.5;
+  /// Without measured ranges: keep in fp32 what static bounds show can
+  /// overflow fp16 (see StaticBounds.h).
+  bool staticBounds = true;
+};
+
+/// Why a value measured as `r` must not be stored in fp16 under `options`
+/// ("calibrated |x| max 1.7e+05 > 65504/4"), or nothing. `output` names the
+/// node's output in the text when it has several (" (output 1)").
+std::optional<std::string> rangeRule(const ValueRange &r,
+                                     const RangeOptions &options,
+                                     llvm::StringRef output = "");
+
 class PrecisionAnalysis {
 public:
   struct Decision {
@@ -63,7 +91,8 @@ public:
     std::string message;
   };
 
-  PrecisionAnalysis(mlir::Operation *root, const PrecisionPolicy &policy);
+  PrecisionAnalysis(mlir::Operation *root, const PrecisionPolicy &policy,
+                    const RangeOptions &ranges = {});
 
   /// Precision nodes in walk order (post-order: nested ops first).
   llvm::ArrayRef<mlir::Operation *> nodes() const { return order; }
@@ -76,11 +105,21 @@ public:
     return sentinels;
   }
   llvm::ArrayRef<Finding> getFindings() const { return findings; }
+  /// The plan and policy name of every node (precisionNodeKeys).
+  const llvm::DenseMap<mlir::Operation *, std::string> &nodeKeys() const {
+    return keys;
+  }
 
 private:
   void classify(const PrecisionPolicy &policy);
   void applyGuards();
   void checkConstants();
+  void checkRanges(const RangeOptions &options);
+  /// Keeps `op`, and every node reading result `result` of it, in fp32
+  /// because of what is known of that value (`why`); `kind` names the
+  /// finding.
+  void keepValueFp32(mlir::Operation *op, unsigned result, llvm::StringRef kind,
+                     const std::string &why);
   void propagate();
 
   llvm::SmallVector<mlir::Operation *> predecessors(mlir::Operation *op) const;
@@ -88,11 +127,15 @@ private:
   bool isNode(mlir::Operation *op) const { return decisions.count(op); }
 
   mlir::Operation *root;
+  /// Plan and policy names of the nodes (precisionNodeKeys).
+  llvm::DenseMap<mlir::Operation *, std::string> keys;
   llvm::SmallVector<mlir::Operation *> order;
   llvm::DenseMap<mlir::Operation *, Decision> decisions;
   /// Nodes whose decision is final (safety rules and user overrides).
   llvm::DenseSet<mlir::Operation *> fixed;
   llvm::DenseSet<mlir::Operation *> decided;
+  /// Nodes kept in fp32 by what is known of their values (checkRanges).
+  llvm::DenseSet<mlir::Operation *> rangeRules;
   llvm::SetVector<mlir::Operation *> sentinels;
   std::vector<Finding> findings;
 };

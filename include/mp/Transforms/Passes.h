@@ -30,6 +30,14 @@ enum class KeepIoTypes { Policy, Yes, No };
 /// caches. The entry then takes one buffer for both (prepareEntry).
 void markInPlaceTensorScatters(mlir::func::FuncOp func);
 
+/// The name mp-expose-values gives output `result` of the node named `key`
+/// (precisionNodeKeys): "result:key".
+std::string exposedValueName(llvm::StringRef key, unsigned result);
+
+/// Splits a name made by exposedValueName; false for any other name.
+bool parseExposedValueName(llvm::StringRef name, llvm::StringRef &key,
+                           unsigned &result);
+
 } // namespace mp
 
 #endif // MP_TRANSFORMS_PASSES_H

@@ -33,6 +33,11 @@ def AssignPrecision : Pass<"mp-assign-precision", "mlir::ModuleOp"> {
     with `report=1`, prints a summary table on stderr. `keep-io-types=1`
     keeps graph inputs and outputs in their types, `0` lets them become f16,
     `policy` (the default) takes the policy's `keep_io_types` (else 1).
+    With `ranges=FILE` (from `mp-run --calibrate`), nodes whose measured
+    values exceed fp16's range with a margin, or mostly fall below its
+    normal range, keep fp32 together with their readers; without it, static
+    magnitude bounds do the same where they prove an overflow is possible.
+    The plan records the rule and the figure.
   }];
   let options = [
     Option<"policyFile", "policy", "std::string", /*default=*/"\"\"",
@@ -50,8 +55,34 @@ def AssignPrecision : Pass<"mp-assign-precision", "mlir::ModuleOp"> {
              clEnumValN(::mp::KeepIoTypes::Yes, "1", "keep their types"),
              clEnumValN(::mp::KeepIoTypes::No, "0",
                         "let them become f16 where all users are"))}]>,
+    Option<"rangesFile", "ranges", "std::string", /*default=*/"\"\"",
+           "Value ranges measured on calibration data (mp-run --calibrate "
+           "DIR --ranges-out FILE): nodes whose values overflow fp16 or "
+           "mostly fall below its normal range keep fp32">,
+    Option<"overflowMargin", "overflow-margin", "double", /*default=*/"4.0",
+           "With ranges: a measured |x| above 65504 / margin keeps fp32">,
+    Option<"staticBounds", "static-bounds", "bool", /*default=*/"true",
+           "Without ranges: keep in fp32 what magnitude bounds derived from "
+           "weights, normalizations and bounded activations show can "
+           "overflow fp16">,
   ];
   let dependentDialects = ["::mp::MpDialect"];
+}
+
+def ExposeValues : Pass<"mp-expose-values", "mlir::ModuleOp"> {
+  let summary = "Return every node's float outputs from the entry function";
+  let description = [{
+    Appends to the entry function's results every float tensor result of
+    its top-level precision nodes (ops in nested regions cannot be
+    returned), in program order, each named `exposedValueName(KEY, i)`
+    ("i:KEY", KEY as plans name the node). Run before
+    `mp-assign-precision`, it lets a run observe what every node computes
+    in either precision: `mp-run --calibrate` measures value ranges on the
+    fp32 build, `mp-run --precision-diff` compares the two builds node by
+    node. Under mixed precision with `keep-io-types`, an exposed fp16 value
+    comes back widened to fp32, exactly.
+  }];
+  let dependentDialects = ["::mp::MpDialect", "::mlir::func::FuncDialect"];
 }
 
 def InsertCasts : Pass<"mp-insert-casts", "mlir::ModuleOp"> {

@@ -18,18 +18,28 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from . import conv_vocoder, layernorm_overflow, tts_decoder
+from . import (attention_overflow, conv_vocoder, large_logit_softmax, layernorm_overflow,
+               tiny_variance_norm, tts_decoder, vocoder_overflow)
 
 BUILDERS: dict[str, ModuleType] = {
     "tts_decoder": tts_decoder,
     "layernorm_overflow": layernorm_overflow,
     "conv_vocoder": conv_vocoder,
+    "attention_overflow": attention_overflow,
+    "large_logit_softmax": large_logit_softmax,
+    "tiny_variance_norm": tiny_variance_norm,
+    "vocoder_overflow": vocoder_overflow,
 }
+
+# The fp16 stress cases: fine in fp32, broken by fp16 intermediates that only
+# values reveal (docs/precision.md, "Calibration").
+STRESS = ("attention_overflow", "large_logit_softmax", "tiny_variance_norm",
+          "vocoder_overflow")
 
 # Seed of the example inputs (the weights have their own seed per builder).
 DATA_SEED = 0
 
-__all__ = ["BUILDERS", "build", "example_inputs", "run_onnxruntime", "write_example",
+__all__ = ["BUILDERS", "STRESS", "build", "example_inputs", "run_onnxruntime", "write_example", "write_inputs",
            "load_test_data"]
 
 
@@ -69,15 +79,25 @@ def write_example(name: str, model_path: str | os.PathLike) -> Path:
     inputs = example_inputs(name)
     outputs = run_onnxruntime(model, inputs)
     data_dir = model_path.parent / "test_data_set_0"
-    data_dir.mkdir(exist_ok=True)
-    for stale in list(data_dir.glob("input_*.pb")) + list(data_dir.glob("output_*.pb")):
-        stale.unlink()
-    graph = model.graph
-    for i, vi in enumerate(graph.input):
-        _save_tensor(inputs[vi.name], vi.name, data_dir / f"input_{i}.pb")
-    for i, vi in enumerate(graph.output):
+    write_inputs(model, inputs, data_dir)
+    for i, vi in enumerate(model.graph.output):
         _save_tensor(outputs[vi.name], vi.name, data_dir / f"output_{i}.pb")
     return model_path
+
+
+def write_inputs(model: onnx.ModelProto | str | os.PathLike, inputs: dict[str, np.ndarray],
+                 data_dir: str | os.PathLike) -> Path:
+    """Writes ``inputs`` as ``data_dir/input_N.pb`` in the model's graph-input order
+    (an input set without references: calibration data, say). Stale tensors go."""
+    if not isinstance(model, onnx.ModelProto):
+        model = onnx.load(model, load_external_data=False)
+    data_dir = Path(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for stale in list(data_dir.glob("input_*.pb")) + list(data_dir.glob("output_*.pb")):
+        stale.unlink()
+    for i, vi in enumerate(model.graph.input):
+        _save_tensor(inputs[vi.name], vi.name, data_dir / f"input_{i}.pb")
+    return data_dir
 
 
 def load_test_data(data_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
