@@ -25,7 +25,7 @@ else()
   set(MP_TOOLS_RPATH "")
 endif()
 
-install(TARGETS mp-opt mp-run mp-compile RUNTIME DESTINATION "${MP_INSTALL_BINDIR}")
+install(TARGETS mp-opt mp-run mp-compile mp-tune RUNTIME DESTINATION "${MP_INSTALL_BINDIR}")
 install(TARGETS MPCAPI LIBRARY DESTINATION lib)
 if(SKBUILD)
   # mp.emu compiles its driver with runtime/fake of the first folder above the
@@ -37,6 +37,6 @@ endif()
 # Installed, the tools and libMPCAPI.so find libmp_runtime.so beside them
 # (PREFIX/lib; the tools' own INSTALL_RPATH is $ORIGIN/../lib) or in the
 # package, and libMLIR.so where LLVM is installed.
-set_property(TARGET mp-opt mp-run mp-compile APPEND PROPERTY INSTALL_RPATH
+set_property(TARGET mp-opt mp-run mp-compile mp-tune APPEND PROPERTY INSTALL_RPATH
   ${MP_TOOLS_RPATH} "${LLVM_LIBRARY_DIR}")
 set_property(TARGET MPCAPI APPEND PROPERTY INSTALL_RPATH "\$ORIGIN" "${LLVM_LIBRARY_DIR}")

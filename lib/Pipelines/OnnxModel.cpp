@@ -41,6 +41,10 @@ std::unique_ptr<OnnxModel> OnnxModel::load(MLIRContext *ctx, StringRef path,
     return emitError(loc) << "calibration ranges and plans only apply to "
                              "mixed precision",
            nullptr;
+  if (options.shadowFp16 && (!options.mixed || options.exposeValues))
+    return emitError(loc) << "fp16 shadows need mixed precision, and expose "
+                             "values themselves",
+           nullptr;
   if (options.exposeValues && !options.trainingStep.empty())
     return emitError(loc) << "a training step's values cannot be exposed",
            nullptr;
@@ -379,14 +383,21 @@ OnnxModel::buildVariant(ArrayRef<HostTensor> inputs,
   if (!modelOptions.trainingStep.empty() && failed(buildTrainingStep(*module)))
     return nullptr;
   if (modelOptions.fuseAttention || modelOptions.mixed ||
-      modelOptions.exposeValues) {
+      modelOptions.exposeValues || modelOptions.shadowFp16) {
     PassManager pm(ctx, ModuleOp::getOperationName());
     if (modelOptions.fuseAttention)
       pm.addPass(createFuseAttention());
     if (modelOptions.exposeValues)
       pm.addPass(createExposeValues());
-    if (modelOptions.mixed)
+    if (modelOptions.shadowFp16) {
+      pm.addPass(createAssignPrecision(assignOptions()));
+      pm.addPass(createShadowFp16());
+      InsertCastsOptions casts;
+      casts.keepIoTypes = KeepIoTypes::Yes;
+      pm.addPass(createInsertCasts(casts));
+    } else if (modelOptions.mixed) {
       buildMixedPrecisionPipeline(pm, assignOptions());
+    }
     if (failed(pm.run(*module)))
       return nullptr;
   }

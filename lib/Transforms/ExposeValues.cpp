@@ -4,8 +4,6 @@
 #include "mp/Precision/OpInfo.h"
 #include "mp/Transforms/Passes.h"
 
-#include "mlir/IR/Builders.h"
-
 namespace mp {
 #define GEN_PASS_DEF_EXPOSEVALUES
 #include "mp/Transforms/Passes.h.inc"
@@ -29,37 +27,30 @@ bool mp::parseExposedValueName(StringRef name, StringRef &key,
 
 namespace {
 
+bool isFloatTensor(Type type) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  return ranked && isa<FloatType>(ranked.getElementType());
+}
+
 struct ExposeValuesPass : public mp::impl::ExposeValuesBase<ExposeValuesPass> {
   void runOnOperation() override {
     func::FuncOp func = entryFunction(getOperation(), getArgument());
     if (!func)
       return signalPassFailure();
     DenseMap<Operation *, std::string> keys = precisionNodeKeys(func);
-    Builder b(func.getContext());
-    SmallVector<Value> values;
-    SmallVector<Type> types;
-    SmallVector<DictionaryAttr> attrs;
+    SmallVector<NamedValue> exposed;
     for (Operation &op : func.getBody().front()) {
       auto key = keys.find(&op);
       if (key == keys.end())
         continue;
-      for (OpResult result : op.getResults()) {
-        auto type = dyn_cast<RankedTensorType>(result.getType());
-        if (!type || !isa<FloatType>(type.getElementType()))
-          continue;
-        values.push_back(result);
-        types.push_back(type);
-        attrs.push_back(b.getDictionaryAttr(b.getNamedAttr(
-            "mp.name", b.getStringAttr(exposedValueName(
-                           key->second, result.getResultNumber())))));
-      }
+      for (OpResult result : op.getResults())
+        if (isFloatTensor(result.getType()))
+          exposed.push_back(
+              {exposedValueName(key->second, result.getResultNumber()),
+               result});
     }
-    // Appended: the graph's own results keep their attributes.
-    unsigned end = func.getNumResults();
-    SmallVector<unsigned> indices(values.size(), end);
-    if (failed(func.insertResults(indices, types, attrs)))
+    if (failed(appendNamedResults(func, exposed)))
       return signalPassFailure();
-    func.front().getTerminator()->insertOperands(end, values);
   }
 };
 

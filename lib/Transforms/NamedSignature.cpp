@@ -56,6 +56,26 @@ void setNamedResults(func::FuncOp func, ArrayRef<NamedValue> results) {
   func.setAllResultAttrs(attrs);
 }
 
+LogicalResult appendNamedResults(func::FuncOp func,
+                                 ArrayRef<NamedValue> results) {
+  Builder b(func.getContext());
+  SmallVector<Value> values;
+  SmallVector<Type> types;
+  SmallVector<DictionaryAttr> attrs;
+  for (const auto &[name, v] : results) {
+    values.push_back(v);
+    types.push_back(v.getType());
+    attrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr("mp.name", b.getStringAttr(name))));
+  }
+  unsigned end = func.getNumResults();
+  SmallVector<unsigned> indices(values.size(), end);
+  if (failed(func.insertResults(indices, types, attrs)))
+    return failure();
+  func.front().getTerminator()->insertOperands(end, values);
+  return success();
+}
+
 void eraseDeadOps(func::FuncOp func) {
   for (Operation &op :
        llvm::make_early_inc_range(llvm::reverse(func.front())))

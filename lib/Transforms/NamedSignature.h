@@ -34,6 +34,11 @@ llvm::SmallVector<NamedValue> namedResults(mlir::func::FuncOp func);
 void setNamedResults(mlir::func::FuncOp func,
                      llvm::ArrayRef<NamedValue> results);
 
+/// Appends `results` to the function's results, named; the existing
+/// results keep their attributes.
+mlir::LogicalResult appendNamedResults(mlir::func::FuncOp func,
+                                       llvm::ArrayRef<NamedValue> results);
+
 /// Erases ops without uses or side effects, last first.
 void eraseDeadOps(mlir::func::FuncOp func);
 

@@ -25,6 +25,7 @@ def help_text(tool, flag="--help"):
     [
         ("mp-run", "--precision=<string>", 100),
         ("mp-compile", "--target=<string>", 100),
+        ("mp-tune", "--metric=<string>", 100),
         # mp-opt also lists every registered pass.
         ("mp-opt", "--list-onnx-ops", None),
     ],

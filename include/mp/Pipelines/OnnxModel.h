@@ -42,6 +42,10 @@ struct ModelOptions {
   /// (mp-expose-values, before precision is assigned): what calibration and
   /// the precision diff observe.
   bool exposeValues = false;
+  /// With `mixed`: every node decided f16 computes in fp32 and, beside it,
+  /// in fp16 from the fp32 inputs; both are returned (mp-shadow-fp16): each
+  /// node's own fp16 error in one run.
+  bool shadowFp16 = false;
   /// Replace decomposed attention with mp.attention (mp-fuse-attention)
   /// before assigning precision.
   bool fuseAttention = false;

@@ -34,6 +34,9 @@ void markInPlaceTensorScatters(mlir::func::FuncOp func);
 /// (precisionNodeKeys): "result:key".
 std::string exposedValueName(llvm::StringRef key, unsigned result);
 
+/// The key mp-shadow-fp16 gives the fp16 clone of the node named `key`.
+std::string shadowKey(llvm::StringRef key);
+
 /// Splits a name made by exposedValueName; false for any other name.
 bool parseExposedValueName(llvm::StringRef name, llvm::StringRef &key,
                            unsigned &result);

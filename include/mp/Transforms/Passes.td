@@ -85,6 +85,21 @@ def ExposeValues : Pass<"mp-expose-values", "mlir::ModuleOp"> {
   let dependentDialects = ["::mp::MpDialect", "::mlir::func::FuncDialect"];
 }
 
+def ShadowFp16 : Pass<"mp-shadow-fp16", "mlir::ModuleOp"> {
+  let summary = "Compute every fp16 node twice: in fp32, and in fp16 from fp32 inputs";
+  let description = [{
+    Runs between `mp-assign-precision` and `mp-insert-casts`. Every
+    top-level node of the entry function decided f16 is cloned right after
+    itself: the original then computes in f32 (so the whole graph computes
+    in fp32), the clone in f16 from the same fp32 inputs. The originals'
+    float outputs are returned as `I:KEY` (as `mp-expose-values` names
+    them), the clones' as `I:f16:KEY`. One run thus gives each node's own
+    fp16 error, with no error inherited from its inputs: the sensitivity
+    `mp-tune` orders its candidates by. Nodes with regions are not cloned.
+  }];
+  let dependentDialects = ["::mp::MpDialect", "::mlir::func::FuncDialect"];
+}
+
 def InsertCasts : Pass<"mp-insert-casts", "mlir::ModuleOp"> {
   let summary = "Materialize precision decisions as f16 types and mp.cast ops";
   let description = [{
