@@ -176,6 +176,12 @@ static bool keepsRows(Operation *op) {
 }
 
 namespace {
+/// A contraction's bound and which rule gave it (" (row L2 norms)", ...).
+struct ContractionBound {
+  double absMax;
+  const char *how;
+};
+
 class BoundAnalysis {
 public:
   DenseMap<Value, StaticBound> run(Operation *root) {
@@ -188,8 +194,11 @@ public:
 
 private:
   std::optional<double> get(Value v);
-  void set(Value v, double bound, std::string why);
-  void setAll(Operation *op, double bound, const std::string &why) {
+  /// Records `bound` for `v`; `why` is asked only for a bound beyond fp16
+  /// (the only ones a plan shows): most values never build their text.
+  void set(Value v, double bound, llvm::function_ref<std::string()> why);
+  void setAll(Operation *op, double bound,
+              llvm::function_ref<std::string()> why) {
     for (Value result : op->getResults())
       set(result, bound, why);
   }
@@ -197,12 +206,12 @@ private:
   void derive(Operation *op, Value input,
               llvm::function_ref<double(double)> f) {
     if (std::optional<double> b = get(input))
-      setAll(op, f(*b), from(op, input));
+      setAll(op, f(*b), [&] { return from(op, input); });
   }
   std::optional<double> combine(mlir::ValueRange values, bool sum);
   void visit(Operation *op);
-  std::optional<StaticBound> contraction(Operation *op, Value lhs, Value rhs,
-                                         bool transA, bool transB);
+  std::optional<ContractionBound>
+  contraction(Operation *op, Value lhs, Value rhs, bool transA, bool transB);
   void normalization(Operation *op, std::optional<int64_t> n, bool meanRemoved,
                      Value scale, Value bias, bool rowsInBlock,
                      bool biasAlongRows);
@@ -240,15 +249,16 @@ std::optional<double> BoundAnalysis::get(Value v) {
   // would only repeat those rules on the mask path.
   if (s.overflow || s.minValue <= kSentinelThreshold)
     return std::nullopt;
-  set(v, s.maxAbs, describe(def));
+  set(v, s.maxAbs, [&] { return describe(def); });
   it = bounds.find(v);
   return it == bounds.end() ? std::nullopt : std::optional(it->second.absMax);
 }
 
-void BoundAnalysis::set(Value v, double bound, std::string why) {
+void BoundAnalysis::set(Value v, double bound,
+                        llvm::function_ref<std::string()> why) {
   // An infinite bound says no more than none; NaN comes from NaN data.
   if (std::isfinite(bound) && isFloatTensor(v.getType()))
-    bounds[v] = {bound, std::move(why)};
+    bounds[v] = {bound, bound > kFp16Max ? why() : std::string()};
 }
 
 /// The sum (or the max) of the bounds of `values`, if all have one.
@@ -269,21 +279,20 @@ std::optional<double> BoundAnalysis::combine(mlir::ValueRange values,
 /// largest column (row) L1 norm; Cauchy-Schwarz with the row L2 norms of a
 /// normalized lhs and the column L2 norms of a constant rhs; bound(V) for
 /// probabilities P in P x V.
-std::optional<StaticBound> BoundAnalysis::contraction(Operation *op, Value lhs,
-                                                      Value rhs, bool transA,
-                                                      bool transB) {
+std::optional<ContractionBound> BoundAnalysis::contraction(Operation *op,
+                                                           Value lhs, Value rhs,
+                                                           bool transA,
+                                                           bool transB) {
   // A constant side's own bound is read only where it is used.
   ElementsAttr lhsData = constantData(lhs), rhsData = constantData(rhs);
   bool probabilities = !transA && probRows.contains(lhs);
   std::optional<double> a = rhsData ? get(lhs) : std::nullopt;
   std::optional<double> b = lhsData || probabilities ? get(rhs) : std::nullopt;
-  StaticBound best{INFINITY, ""};
-  auto consider = [&](double bound, std::string why) {
+  ContractionBound best{INFINITY, ""};
+  auto consider = [&](double bound, const char *how) {
     if (bound < best.absMax)
-      best = {bound, std::move(why)};
+      best = {bound, how};
   };
-  std::string why =
-      describe(op) + " of " + describe(lhs) + " x " + describe(rhs);
   if (rhsData && a) {
     int64_t r = cast<ShapedType>(rhsData.getType()).getRank();
     // Columns run over the contraction dim: the second-to-last (a 1-D rhs
@@ -294,23 +303,28 @@ std::optional<StaticBound> BoundAnalysis::contraction(Operation *op, Value lhs,
                           std::max<int64_t>(r - 1, 1));
     auto l2 = rowL2.find(lhs);
     if (n && !transA && l2 != rowL2.end())
-      consider(l2->second * n->l2, why + " (row L2 norms)");
+      consider(l2->second * n->l2, " (row L2 norms)");
     if (n)
-      consider(*a * n->l1, why);
+      consider(*a * n->l1, "");
   }
   if (lhsData && b) {
     // Rows of op(lhs) run over its last dim, the first with transA.
     int64_t r = cast<ShapedType>(lhsData.getType()).getRank();
     if (std::optional<Norms> n = transA ? maxNorms(lhsData, r - 2, r - 1)
                                         : maxNorms(lhsData, r - 1, r))
-      consider(n->l1 * *b, why);
+      consider(n->l1 * *b, "");
   }
   if (probabilities && b)
-    consider(*b, describe(op) + " of probabilities " + describe(lhs) + " x " +
-                     describe(rhs));
+    consider(*b, " (probabilities)");
   if (!std::isfinite(best.absMax))
     return std::nullopt;
   return best;
+}
+
+/// What contraction() bounded, in words (built only for a plan's rule).
+static std::string contractionWhy(Operation *op, Value lhs, Value rhs,
+                                  const char *how) {
+  return describe(op) + " of " + describe(lhs) + " x " + describe(rhs) + how;
 }
 
 /// Bounds a normalization's main output. The normalized x̂ has L2 norm at
@@ -329,8 +343,9 @@ void BoundAnalysis::normalization(Operation *op, std::optional<int64_t> n,
     return;
   double size = *n;
   Value out = op->getResult(0);
-  set(out, std::sqrt(meanRemoved ? size - 1 : size) * *g + *beta,
-      describe(op) + " output (N = " + std::to_string(*n) + ")");
+  set(out, std::sqrt(meanRemoved ? size - 1 : size) * *g + *beta, [&] {
+    return describe(op) + " output (N = " + std::to_string(*n) + ")";
+  });
   auto type = cast<ShapedType>(out.getType());
   if (!rowsInBlock || type.getRank() == 0 ||
       type.isDynamicDim(type.getRank() - 1))
@@ -355,7 +370,7 @@ void BoundAnalysis::attention(Operation *op, Value v, Value past, double bias,
   std::optional<double> p = past ? get(past) : std::optional(0.0);
   if (b && p)
     for (Value out : outs)
-      set(out, std::max(*b + bias, *p), from(op, v));
+      set(out, std::max(*b + bias, *p), [&] { return from(op, v); });
 }
 
 void BoundAnalysis::visit(Operation *op) {
@@ -366,7 +381,7 @@ void BoundAnalysis::visit(Operation *op) {
   llvm::TypeSwitch<Operation *>(op)
       // Sources (constants are read lazily, in get).
       .Case([&](SoftmaxOp o) {
-        set(o.getOutput(), 1, describe(op) + " output");
+        set(o.getOutput(), 1, [&] { return describe(op) + " output"; });
         int64_t last = o.getInput().getType().getRank() - 1;
         if (llvm::any_of(o.getAxes(), [&](int64_t a) {
               return normAxis(o.getInput(), a) == last;
@@ -374,7 +389,9 @@ void BoundAnalysis::visit(Operation *op) {
           probRows.insert(o.getOutput());
       })
       .Case<SigmoidOp, HardSigmoidOp, TanhOp, ErfOp, SinOp, CosOp, SignOp>(
-          [&](Operation *) { setAll(op, 1, describe(op) + " output"); })
+          [&](Operation *) {
+            setAll(op, 1, [&] { return describe(op) + " output"; });
+          })
       .Case<LayerNormOp, RMSNormOp>([&](auto o) {
         // LayerNormalization removes the mean; its bias is optional.
         int64_t axis = normAxis(o.getInput(), int64_t(o.getAxis()));
@@ -390,7 +407,7 @@ void BoundAnalysis::visit(Operation *op) {
         if (Value bias = o.getBias())
           parts.push_back(bias);
         if (std::optional<double> b = combine(parts, true))
-          set(o.getInputSkipBiasSum(), *b, from(op, parts));
+          set(o.getInputSkipBiasSum(), *b, [&] { return from(op, parts); });
       })
       .Case([&](EmbedLayerNormOp o) {
         int64_t last = o.getOutput().getType().getRank() - 1;
@@ -401,7 +418,7 @@ void BoundAnalysis::visit(Operation *op) {
         if (Value segment = o.getSegmentEmbedding())
           parts.push_back(segment);
         if (std::optional<double> b = combine(parts, true))
-          set(o.getEmbeddingSum(), *b, from(op, parts));
+          set(o.getEmbeddingSum(), *b, [&] { return from(op, parts); });
       })
       // Blocks of C / groups channels (one for InstanceNormalization) x
       // the spatial dims; scale and bias are per channel, not along rows.
@@ -456,19 +473,21 @@ void BoundAnalysis::visit(Operation *op) {
         double lower = std::min(std::max(-x, loMin), hiMin);
         double upper = std::min(std::max(x, loMax), hiMax);
         set(o.getOutput(), std::max(std::fabs(lower), std::fabs(upper)),
-            from(op, op->getOperands()));
+            [&] { return from(op, op->getOperands()); });
       })
       .Case<AddOp, SubOp, SumOp, BiasGeluOp, FastGeluOp>([&](Operation *) {
         if (std::optional<double> b = combine(op->getOperands(), true))
-          setAll(op, *b, from(op, op->getOperands()));
+          setAll(op, *b, [&] { return from(op, op->getOperands()); });
       })
       .Case<MaxOp, MinOp, MeanOp, ConcatOp>([&](Operation *) {
         if (std::optional<double> b = combine(op->getOperands(), false))
-          setAll(op, *b, from(op, op->getOperands()));
+          setAll(op, *b, [&] { return from(op, op->getOperands()); });
       })
       .Case([&](WhereOp o) {
         if (std::optional<double> b = combine({o.getX(), o.getY()}, false))
-          set(o.getOutput(), *b, from(op, {o.getX(), o.getY()}));
+          set(o.getOutput(), *b, [&] {
+            return from(op, {o.getX(), o.getY()});
+          });
         // where(isnan(P), 0, P), as torch exports attention, keeps
         // probability rows: P is selected or zeroed, never broadcast.
         auto zeroes = [&](Value p, Value other) {
@@ -490,7 +509,8 @@ void BoundAnalysis::visit(Operation *op) {
                                    v.getDefiningOp());
         };
         if (a && b && (small(o.getLhs(), *a) || small(o.getRhs(), *b)))
-          set(o.getOutput(), *a * *b, from(op, op->getOperands()));
+          set(o.getOutput(), *a * *b,
+              [&] { return from(op, op->getOperands()); });
       })
       .Case([&](DivOp o) {
         ElementsAttr c = constantData(o.getRhs());
@@ -509,19 +529,21 @@ void BoundAnalysis::visit(Operation *op) {
       })
       // Contractions.
       .Case([&](MatMulOp o) {
-        if (std::optional<StaticBound> b =
+        if (std::optional<ContractionBound> b =
                 contraction(op, o.getLhs(), o.getRhs(), false, false))
-          set(o.getOutput(), b->absMax, b->why);
+          set(o.getOutput(), b->absMax, [&] {
+            return contractionWhy(op, o.getLhs(), o.getRhs(), b->how);
+          });
       })
       .Case([&](GemmOp o) {
-        std::optional<StaticBound> b =
+        std::optional<ContractionBound> b =
             contraction(op, o.getA(), o.getB(), o.getTransA(), o.getTransB());
         std::optional<double> c = o.getC() ? get(o.getC()) : std::optional(0.0);
         if (b && c)
           set(o.getOutput(),
               std::fabs(o.getAlphaAttr().getValueAsDouble()) * b->absMax +
                   std::fabs(o.getBetaAttr().getValueAsDouble()) * *c,
-              b->why);
+              [&] { return contractionWhy(op, o.getA(), o.getB(), b->how); });
       })
       .Case([&](ConvOp o) {
         // Each output channel sums its kernel [C/group, k...] over the input.
@@ -533,8 +555,9 @@ void BoundAnalysis::visit(Operation *op) {
           return;
         if (std::optional<Norms> n =
                 maxNorms(w, 1, cast<ShapedType>(w.getType()).getRank()))
-          set(o.getOutput(), *x * n->l1 + *bias,
-              from(op, {o.getInput(), o.getWeight()}));
+          set(o.getOutput(), *x * n->l1 + *bias, [&] {
+            return from(op, {o.getInput(), o.getWeight()});
+          });
       })
       // Attention.
       .Case([&](AttentionOp o) {
@@ -542,18 +565,21 @@ void BoundAnalysis::visit(Operation *op) {
                   {o.getOutput(), o.getPresentValue()});
         attention(op, o.getK(), o.getPastKey(), 0, {o.getPresentKey()});
         if (o.getQkMatmulOutputMode() == 3)
-          set(o.getQkMatmulOutput(), 1, describe(op) + " softmax output");
+          set(o.getQkMatmulOutput(), 1,
+              [&] { return describe(op) + " softmax output"; });
       })
       .Case([&](MsAttentionOp o) {
         // One projection packs Q, K and V: bound them all alike.
-        std::optional<StaticBound> qkv =
+        std::optional<ContractionBound> qkv =
             contraction(op, o.getInput(), o.getWeights(), false, false);
         std::optional<double> bias =
             o.getBias() ? get(o.getBias()) : std::optional(0.0);
         std::optional<double> past =
             o.getPast() ? get(o.getPast()) : std::optional(0.0);
         if (qkv && bias && past)
-          setAll(op, std::max(qkv->absMax + *bias, *past), qkv->why);
+          setAll(op, std::max(qkv->absMax + *bias, *past), [&] {
+            return contractionWhy(op, o.getInput(), o.getWeights(), qkv->how);
+          });
       })
       .Case([&](MultiHeadAttentionOp o) {
         // Without value (key), V (K) is packed into key or query.
