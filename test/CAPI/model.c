@@ -4,8 +4,9 @@
 // RUN: printf '{"op_types": {"Softmax": "deny",' > %t.corrupt.json
 // RUN: printf '{"op_types": {"Softmax": "fast"}}' > %t.badclass.json
 // RUN: %t %S/../Execution/Inputs/add_matmul_softmax.onnx %t.corrupt.json %t.badclass.json \
-// RUN:   %S/Inputs/scalar_loss.onnxtext \
+// RUN:   %S/Inputs/scalar_loss.onnxtext %t.ranges.json \
 // RUN:   | FileCheck %s
+// RUN: FileCheck %s --check-prefix=RANGES < %t.ranges.json
 
 #include "mp-c/Model.h"
 
@@ -131,6 +132,41 @@ int main(int argc, char **argv) {
   // CHECK-NEXT: training: {{[1-9][0-9]*}} inputs
   printf("training: %zu inputs\n", mpModelNumInputs(model));
   mpModelDestroy(model);
+  // mpCalibrate: two input sets, then a mixed load that reads the ranges.
+  float big[12] = {1e5f}; // x @ big reaches 7e5: beyond fp16
+  MpTensor sets[4] = {{"x", "<f4", 2, xs, x, sizeof x},
+                      {"w", "<f4", 2, ws, big, sizeof big},
+                      {"x", "<f4", 2, xs, x, sizeof x},
+                      {"w", "<f4", 2, ws, w, sizeof w}};
+  size_t sizes[2] = {2, 2};
+  // CHECK-NEXT: calibrate: rc=0 (no message)
+  error = NULL; // report() freed the last message
+  report("calibrate", mpCalibrate(argv[1], NULL, sets, sizes, 2, argv[5], &error), error);
+  // RANGES: "kind": "mp-calibration",
+  // RANGES: "samples": 2
+  memset(&o, 0, sizeof o);
+  o.precision = "mixed";
+  o.ranges = argv[5];
+  if (mpModelLoadWithOptions(argv[1], &o, &model, &error)) {
+    report("load with ranges", 1, error);
+    return 1;
+  }
+  result = NULL;
+  // CHECK-NEXT: run with ranges: rc=0 (no message)
+  error = NULL;
+  report("run with ranges", mpModelRun(model, sets, 2, &result, &error), error);
+  mpResultDestroy(result);
+  mpModelDestroy(model);
+  // CHECK-NEXT: calibrate, no sets: rc=1 mpCalibrate: no calibration inputs
+  report("calibrate, no sets", mpCalibrate(argv[1], NULL, sets, sizes, 0, argv[5], &error), error);
+  // CHECK-NEXT: calibrate, no output: rc=1 mpCalibrate: path, inputs, set sizes and rangesOut must not be NULL
+  report("calibrate, no output", mpCalibrate(argv[1], NULL, sets, sizes, 2, NULL, &error), error);
+  MpTensor bad = {"x", "<f8", 2, xs, x, sizeof x};
+  // CHECK-NEXT: calibrate, bad input: rc=1 calibration set 0: input 'x' is f64[2, 4], which takes 64 bytes, but 32 were given
+  report("calibrate, bad input", mpCalibrate(argv[1], NULL, &bad, sizes, 1, argv[5], &error), error);
+  // CHECK-NEXT: ranges without mixed: rc=1 {{.*}}: error: calibration ranges and plans only apply to mixed precision
+  o.precision = "fp32";
+  report("ranges without mixed", mpModelLoadWithOptions(argv[1], &o, &model, &error), error);
   // CHECK-NEXT: null model: rc=1 mpModelLoad: path and model must not be NULL
   report("null model", mpModelLoadWithOptions(argv[1], NULL, NULL, &error), error);
   // CHECK-NEXT: version: 0.1.0
