@@ -110,25 +110,11 @@ static double scoreOutput(SearchMetric m, const HostTensor &a,
     }
     return noise == 0 ? INFINITY : 10 * std::log10(signal / noise);
   }
-  case SearchMetric::Argmax: {
-    int64_t last = e.shape.empty() ? 1 : e.shape.back();
-    if (last < 2)
+  case SearchMetric::Argmax:
+    // compare() scores rows along the last axis of rank >= 2 outputs.
+    if (e.shape.size() < 2 || e.shape.back() < 2)
       return rel <= 1e-2 ? 1.0 : 0.0;
-    if (!std::isfinite(maxAbs))
-      return 0.0;
-    int64_t rows = e.numElements() / last, agree = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t ia = 0, ie = 0;
-      for (int64_t j = 1; j < last; ++j) {
-        if (a.at(r * last + j) > a.at(r * last + ia))
-          ia = j;
-        if (e.at(r * last + j) > e.at(r * last + ie))
-          ie = j;
-      }
-      agree += ia == ie;
-    }
-    return rows ? double(agree) / double(rows) : 1.0;
-  }
+    return std::isfinite(maxAbs) ? compare(a, e, 0, 0).argmaxAgreement : 0.0;
   }
   llvm_unreachable("unknown metric");
 }
@@ -163,12 +149,7 @@ public:
       return false;
     llvm::StringMap<double> error;
     std::vector<std::string> order;
-    for (std::vector<HostTensor> inputs : sets) {
-      std::vector<HostTensor> outputs;
-      std::vector<ProbedValue> values;
-      if (!model->nameInputs(inputs) ||
-          !runProbed(*model, inputs, outputs, values))
-        return false;
+    auto measure = [&](ArrayRef<ProbedValue> values) {
       llvm::StringMap<const HostTensor *> exact;
       for (const ProbedValue &v : values)
         exact[std::to_string(v.result) + ":" + v.key] = &v.value;
@@ -188,7 +169,9 @@ public:
         else
           it->second = std::max(it->second, rel);
       }
-    }
+    };
+    if (!probeSets(*model, sets, measure))
+      return false;
     out.clear();
     for (const std::string &key : order)
       out.push_back({key, error.lookup(key)});

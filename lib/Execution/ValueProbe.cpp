@@ -99,18 +99,24 @@ bool calibrate(MLIRContext *ctx, StringRef path, ModelOptions options,
   std::unique_ptr<JitModel> model = JitModel::load(ctx, path, options);
   if (!model)
     return false;
-  for (std::vector<HostTensor> inputs : sets) {
-    std::vector<HostTensor> outputs;
-    std::vector<ProbedValue> values;
-    if (!model->nameInputs(inputs) ||
-        !runProbed(*model, inputs, outputs, values))
-      return false;
+  return probeSets(*model, sets, [&](ArrayRef<ProbedValue> values) {
     for (const ProbedValue &v : values)
       ranges.add(
           v.key, v.result,
           ArrayRef<float>(reinterpret_cast<const float *>(v.value.data.data()),
                           v.value.numElements()));
     ranges.countSample();
+  });
+}
+
+bool probeSets(JitModel &model, ArrayRef<std::vector<HostTensor>> sets,
+               llvm::function_ref<void(ArrayRef<ProbedValue>)> visit) {
+  for (std::vector<HostTensor> inputs : sets) {
+    std::vector<HostTensor> outputs;
+    std::vector<ProbedValue> values;
+    if (!model.nameInputs(inputs) || !runProbed(model, inputs, outputs, values))
+      return false;
+    visit(values);
   }
   return true;
 }

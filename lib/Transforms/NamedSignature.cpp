@@ -37,18 +37,26 @@ SmallVector<NamedValue> namedResults(func::FuncOp func) {
   return results;
 }
 
+/// The values, types and `mp.name` attributes of `results`.
+static void unzipNamed(Builder &b, ArrayRef<NamedValue> results,
+                       SmallVectorImpl<Value> &values,
+                       SmallVectorImpl<Type> &types,
+                       SmallVectorImpl<DictionaryAttr> &attrs) {
+  for (const auto &[name, v] : results) {
+    values.push_back(v);
+    types.push_back(v.getType());
+    attrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr("mp.name", b.getStringAttr(name))));
+  }
+}
+
 void setNamedResults(func::FuncOp func, ArrayRef<NamedValue> results) {
   auto ret = cast<func::ReturnOp>(func.front().getTerminator());
   OpBuilder b(ret);
   SmallVector<Value> values;
   SmallVector<Type> types;
-  SmallVector<Attribute> attrs;
-  for (const auto &[name, v] : results) {
-    values.push_back(v);
-    types.push_back(v.getType());
-    attrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("mp.name", b.getStringAttr(name))));
-  }
+  SmallVector<DictionaryAttr> attrs;
+  unzipNamed(b, results, values, types, attrs);
   func::ReturnOp::create(b, ret.getLoc(), values);
   ret.erase();
   func.setType(
@@ -62,12 +70,7 @@ LogicalResult appendNamedResults(func::FuncOp func,
   SmallVector<Value> values;
   SmallVector<Type> types;
   SmallVector<DictionaryAttr> attrs;
-  for (const auto &[name, v] : results) {
-    values.push_back(v);
-    types.push_back(v.getType());
-    attrs.push_back(
-        b.getDictionaryAttr(b.getNamedAttr("mp.name", b.getStringAttr(name))));
-  }
+  unzipNamed(b, results, values, types, attrs);
   unsigned end = func.getNumResults();
   SmallVector<unsigned> indices(values.size(), end);
   if (failed(func.insertResults(indices, types, attrs)))

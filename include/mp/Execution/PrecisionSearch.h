@@ -29,8 +29,8 @@ enum class SearchMetric {
   MaxRel,
   /// max |mixed - fp32| <= budget.
   MaxAbs,
-  /// Share of rows (last axis) whose argmax agrees >= budget; outputs whose
-  /// last dim is 1 are scored by max-rel at 1e-2 instead.
+  /// Share of rows (last axis) whose argmax agrees >= budget; outputs of
+  /// rank < 2 or last dim 1 count as agreeing when their max-rel <= 1e-2.
   Argmax,
   /// 10 log10(sum fp32^2 / sum (mixed - fp32)^2) >= budget (dB).
   Snr,

@@ -32,6 +32,11 @@ bool runProbed(JitModel &model, llvm::ArrayRef<HostTensor> inputs,
                std::vector<HostTensor> &outputs,
                std::vector<ProbedValue> &values);
 
+/// Runs `model` as runProbed does on each of the input `sets` (named here)
+/// and hands each run's values to `visit`. False with a diagnostic on error.
+bool probeSets(JitModel &model, llvm::ArrayRef<std::vector<HostTensor>> sets,
+               llvm::function_ref<void(llvm::ArrayRef<ProbedValue>)> visit);
+
 /// The input sets under each of `dirs`: a folder with input_N.pb files is
 /// one set; a model folder holds one set per test_data_set_* folder in it.
 /// False with `error` when a folder holds no inputs or a file is unreadable.
