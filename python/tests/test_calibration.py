@@ -203,3 +203,24 @@ def test_precision_diff_after_calibration_is_clean(stress, tmp_path):
     assert "first non-finite: none" in run.stdout
     assert "first over 0.01: none" in run.stdout
     assert "calibrated |x| max" in run.stdout
+
+
+def test_mp_compile_takes_ranges(stress, tmp_path):
+    """A CPU library built with measured ranges passes where the plain mixed
+    library gives NaN."""
+    mp_compile = BUILD / "bin" / "mp-compile"
+    require_built(mp_compile)
+    path = stress["vocoder_overflow"]
+    calib = mp.models.write_inputs(path, calibration_feeds("vocoder_overflow", 1)[0],
+                                   tmp_path / "calib")
+    ranges = tmp_path / "ranges.json"
+    assert run_tool(path, "--calibrate", calib, "--ranges-out", ranges).returncode == 0
+    data = path.parent / "test_data_set_0"
+    results = {}
+    for name, extra in (("plain", []), ("ranges", ["--ranges", ranges])):
+        lib = tmp_path / name / f"lib{name}.so"
+        subprocess.run([mp_compile, path, "--precision", "mixed", *extra, "--shapes-from", data,
+                        "-o", lib], check=True, capture_output=True)
+        results[name] = run_tool(lib, "--compare", data)
+    assert results["plain"].returncode == 1 and "non-finite" in results["plain"].stdout
+    assert results["ranges"].returncode == 0, results["ranges"].stdout

@@ -59,6 +59,10 @@ static cl::opt<std::string> precision(cl::cat(toolOptions), "precision",
                                       cl::desc("fp32 or mixed"));
 static cl::opt<std::string> policyFile(cl::cat(toolOptions), "policy",
                                        cl::desc("precision policy (mixed)"));
+static cl::opt<std::string> rangesFile(
+    cl::cat(toolOptions), "ranges",
+    cl::desc("value ranges measured by mp-run --calibrate --ranges-out "
+             "(mixed): nodes whose values fp16 cannot hold keep fp32"));
 static cl::opt<bool>
     fuseAttention(cl::cat(toolOptions), "fuse-attention",
                   cl::desc("replace decomposed attention with "
@@ -287,6 +291,7 @@ int main(int argc, char **argv) {
   mp::ModelOptions modelOptions;
   modelOptions.mixed = precision == "mixed";
   modelOptions.policyFile = policyFile;
+  modelOptions.rangesFile = rangesFile;
   modelOptions.fuseAttention = fuseAttention;
   modelOptions.trainingStep = training;
   modelOptions.lossScaling = lossScaling;
