@@ -35,19 +35,20 @@ FailureOr<ValueList> importIf(NodeContext &n) {
   if (!thenAttr || !elseAttr || !thenAttr->has_g() || !elseAttr->has_g())
     return n.error() << "If needs then_branch and else_branch graphs";
 
+  // A condition known now (from constants, compiled-in inputs or input
+  // shapes) imports only the branch taken: the graph stays one block, which
+  // the precision passes see whole (calibration measures every node of it).
   // Branches that declare outputs of different rank (TorchScript's
-  // `squeeze(d)` when dim d may or may not be 1) cannot be one op: only the
-  // branch taken is imported, so the condition must be known now, as it is
-  // once the input shapes are.
-  if (branchesDeclareDifferentTypes(thenAttr->g(), elseAttr->g()))
-    if (std::optional<bool> taken = knownCondition(*cond)) {
-      SmallVector<Value> outputs;
-      auto &graph =
-          const_cast<onnx::GraphProto &>((*taken ? thenAttr : elseAttr)->g());
-      if (failed(n.graph.importSubgraph(graph, n.b, outputs)))
-        return failure();
-      return ValueList(outputs.begin(), outputs.end());
-    }
+  // `squeeze(d)` when dim d may or may not be 1) cannot be one op: for them
+  // the condition must be known now, as it is once the input shapes are.
+  if (std::optional<bool> taken = knownCondition(*cond)) {
+    SmallVector<Value> outputs;
+    auto &graph =
+        const_cast<onnx::GraphProto &>((*taken ? thenAttr : elseAttr)->g());
+    if (failed(n.graph.importSubgraph(graph, n.b, outputs)))
+      return failure();
+    return ValueList(outputs.begin(), outputs.end());
+  }
   // Import each branch into a detached block, then build the op around them.
   SmallVector<std::unique_ptr<Block>, 2> blocks;
   SmallVector<SmallVector<Value>, 2> yields(2);
