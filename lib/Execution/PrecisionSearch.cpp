@@ -394,10 +394,12 @@ bool searchPrecision(MLIRContext *ctx, StringRef path, const ModelOptions &base,
   return true;
 }
 
-/// JSON has no infinity: a non-finite score (an output that overflowed) is
-/// null.
+/// JSON has no infinity: non-finite scores are written as the strings
+/// "inf", "-inf" (an exact SNR, an overflowed output) and "nan".
 static llvm::json::Value number(double v) {
-  return std::isfinite(v) ? llvm::json::Value(v) : llvm::json::Value(nullptr);
+  if (std::isfinite(v))
+    return v;
+  return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
 }
 
 llvm::json::Value toJSON(const SearchResult &r, const SearchOptions &o) {
