@@ -329,6 +329,20 @@ void PrecisionAnalysis::keepValueFp32(Operation *op, unsigned result,
        quoted(op) + ": " + why + " (kept in fp32 with its readers)"});
 }
 
+/// True for an additive mask measured with its sentinels (large negatives,
+/// no large positives) on its way to a softmax or attention mask: the
+/// sentinel rule stores such masks in fp16 with safe values, so their size
+/// is no reason for fp32.
+static bool isMaskValue(Value v, const ValueRange &r,
+                        const RangeOptions &options) {
+  if (r.min > kSentinelThreshold || r.max > kFp16Max / options.overflowMargin)
+    return false;
+  for (OpOperand &use : v.getUses())
+    if (reachesMask(use))
+      return true;
+  return false;
+}
+
 std::optional<std::string> rangeRule(const ValueRange &r,
                                      const RangeOptions &options,
                                      llvm::StringRef outputText) {
@@ -357,6 +371,8 @@ void PrecisionAnalysis::checkRanges(const RangeOptions &options) {
         if (!r)
           continue;
         std::string output = e > 1 ? " (output " + std::to_string(i) + ")" : "";
+        if (isMaskValue(op->getResult(i), *r, options))
+          continue;
         if (std::optional<std::string> why = rangeRule(*r, options, output))
           keepValueFp32(op, i, "calibrated", *why);
       }

@@ -1,0 +1,1007 @@
+"""bench/calibration.md: mp's mixed build with and without calibration, against mp's own fp32 build.
+
+    .venv/bin/python bench/calibration.py [--shared ../shared] [--no-shared] [--no-stress]
+                                          [--models NAME ...] [--no-autocast]
+                                          [--autocast-python /tmp/modelopt-venv/bin/python]
+                                          [--out bench/calibration.md] [--json FILE]
+    .venv/bin/python bench/calibration.py --render FILE.json   # the page again from a --json
+
+(bench/calibration.py is a driver of :func:`main`; ``python -m mp.tools.calibration_bench``
+is the same.)
+
+Models: every folder with a ``model.onnx`` and a ``test_data_set_0/`` under
+``SHARED/corpus/decoders``, ``SHARED/corpus/speech`` and ``SHARED/models`` (``SHARED``
+defaults to ``../shared`` of the repository), and the four fp16 stress cases
+``mp.models.STRESS``, written into a temporary folder with ``mp.models.write_example``
+plus a calibration set from another seed (``builder.example_inputs(default_rng(100))``,
+``mp.models.write_inputs``).
+
+Per model, in sequence, each step a child process with a timeout (300 s):
+
+1. **fp32**: ``mp-run MODEL --compare test_data_set_0 --output-dir OUT`` — the reference
+   every mixed number is measured against (mp's own fp32 build, not onnxruntime's outputs);
+2. **default**: ``mp-run MODEL --precision mixed --plan PLAN --compare test_data_set_0
+   --output-dir OUT``;
+3. **calibration**: ``mp-run MODEL --calibrate CALIB --ranges-out RANGES`` (timed: the
+   *calibration s* column), with CALIB = ``test_data_set_1`` when the model has one (so the
+   calibration data are not the evaluation data), else ``test_data_set_0``;
+4. **calibrated**: the same as 2 with ``--ranges RANGES`` (docs/precision.md: the same
+   plan as ``--calibrate CALIB`` in one go, which would measure the ranges again);
+5. **AutoCast** (optional): NVIDIA ModelOpt's ``modelopt.onnx.autocast.convert_to_mixed_precision``
+   run by a separate scratch virtual environment (never mp's .venv) in a child process,
+   once with its default arguments and once with ``calibration_data`` = the same
+   calibration inputs as mp's (an .npz), and its fp16 share of contraction FLOPs counted on
+   the converted graph (:func:`count_share`).
+
+Every step is in its own try/except: an error becomes a table cell. METHOD (copied into
+the page) says how each number is computed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from .. import models as mp_models
+from . import REPO, build_tool, conformance, precision_bench, report
+
+SHARED_SUBDIRS = ("corpus/decoders", "corpus/speech", "models")
+TIMEOUT_S = 300.0
+CALIB_SEED = 100
+AUTOCAST_PYTHON = Path("/tmp/modelopt-venv/bin/python")
+# Outputs compared by argmax agreement over the last axis (besides the first output of a
+# decoder of corpus/decoders).
+LOGITS_NAME = re.compile(r"logit|scores|probs", re.I)
+# Thresholds of the summary.
+ARGMAX_OK = 0.99
+SNR_OK_DB = 40.0
+# com.microsoft attention ops, whose FLOPs mp's plan counts (lib/Precision/Plan.cpp,
+# contractionFlops) and precision_bench.CONTRACTIONS does not.
+MS_ATTENTION = {"Attention", "MultiHeadAttention", "GroupQueryAttention"}
+
+METHOD = """\
+- **Reference.** Every accuracy number compares a mixed build with **mp's own fp32 build**
+  on the same inputs (`test_data_set_0`): `mp-run MODEL --compare test_data_set_0
+  --output-dir OUT` for fp32 and with `--precision mixed` (default) or `--precision mixed
+  --ranges RANGES` (calibrated), the outputs read from OUT's `.npy` files. The stored
+  onnxruntime references are not used.
+- **non-finite**: NaN/±inf values in the mixed build's float outputs where the fp32
+  build's value is finite, summed over the outputs.
+- **metric** (one per model, the worst over its outputs of the kind that applies):
+  *argmax* = fraction of positions whose argmax over the last axis equals fp32's, for
+  logits-like outputs (float, rank ≥ 2, last dim ≥ 2, and the name contains
+  logit/scores/probs or it is the first output of a `corpus/decoders` model); otherwise
+  *SNR* = 10·log10(Σref² / Σ(ref − x)²) dB for audio outputs (`conformance.is_audio_like`:
+  the folder name contains `vocoder` or the output name audio/wav/waveform/pcm/speech/
+  samples/signal); otherwise *rel* = max|x − ref| / max|ref| over all outputs (a
+  non-finite difference counts as inf). After `·`: *rel* of the model's other outputs
+  (KV caches, ...), the worst of them.
+- **calib data**: the input set calibration measured ranges on: `test_data_set_1` when
+  the model has it, else `test_data_set_0` itself (marked **= eval**: then calibration saw
+  the evaluation inputs); the stress cases get a set from another seed
+  (`example_inputs(default_rng(100))`).
+- **fp32 nodes kept by calibration**: nodes of the calibrated plan that compute in fp32
+  with a rule from calibration (`calibrated ...`, or `reads '...': calibrated ...` for
+  a reader of such a value). In brackets, when different: how many nodes are f16 in the
+  default plan and f32 in the calibrated one.
+- **FLOP share**: the plan's `summary.contraction_flops_f16_share` (mp-run's plan of the
+  build it ran: shapes of `test_data_set_0`) and `nodes_f16/nodes_total`, for the default
+  and the calibrated plan.
+- **AutoCast**: `modelopt.onnx.autocast.convert_to_mixed_precision(MODEL)` with its
+  default arguments (fp16, `data_max=512`, `init_max=65504`, `keep_io_types=False`,
+  providers `['cpu']`, reference run on random inputs), and again with
+  `calibration_data=CALIB.npz` (the same calibration inputs as mp's, other arguments
+  default), in a child process of the scratch venv. Nodes are given unique names first
+  (precision_bench.name_nodes) and external data are inlined. The share is counted on
+  the converted graph the way mp counts it: MatMul, Gemm, Conv, ConvTranspose, ONNX
+  Attention (precision_bench.contraction_flops) and com.microsoft Attention (packed QKV
+  projection + attention), MultiHeadAttention and GroupQueryAttention (4·|out|·T, T the
+  key length with the past); FLOPs from shapes inferred on the original model with its
+  graph inputs fixed to `test_data_set_0`'s shapes (remaining unknown dims = 1); a node is
+  f16 when all its float inputs and outputs are float16 (precision_bench.count_precision).
+  The same FLOP count applied to mp's calibrated plan (by node name) is the *recount*
+  check below: where it matches the plan's own share, the AutoCast column is counted
+  like mp's.
+"""
+
+
+# ----------------------------------------------------------------------------- models
+
+
+def discover(shared: Path | None, stress_root: Path | None, only: list[str] | None = None) -> list[dict]:
+    """The models to measure: name, folder, eval and calibration data (stress cases are
+    written into ``stress_root``)."""
+    found = []
+    if shared is not None:
+        for sub in SHARED_SUBDIRS:
+            root = shared / sub
+            if not root.is_dir():
+                continue
+            for model in sorted(root.glob("*/model.onnx")):
+                d = model.parent
+                if not (d / "test_data_set_0").is_dir():
+                    continue
+                name = f"{sub.split('/')[-1]}/{d.name}"
+                if only and not _selected(name, only):
+                    continue
+                has1 = (d / "test_data_set_1").is_dir()
+                found.append({
+                    "name": name, "source": sub, "dir": d, "model": model,
+                    "eval": d / "test_data_set_0",
+                    "calib": d / ("test_data_set_1" if has1 else "test_data_set_0"),
+                    "calib_label": "test_data_set_1" if has1 else "test_data_set_0 (= eval)",
+                    "calib_is_eval": not has1,
+                })
+    if stress_root is not None:
+        for case in mp_models.STRESS:
+            name = f"stress/{case}"
+            if only and not _selected(name, only):
+                continue
+            entry = {"name": name, "source": "stress", "dir": stress_root / case,
+                     "calib_label": f"seed {CALIB_SEED}", "calib_is_eval": False}
+            try:
+                model = mp_models.write_example(case, stress_root / case / "model.onnx")
+                feeds = mp_models.BUILDERS[case].example_inputs(np.random.default_rng(CALIB_SEED))
+                calib = mp_models.write_inputs(model, feeds, stress_root / case / "calibration")
+                entry.update(model=model, eval=model.parent / "test_data_set_0", calib=calib)
+            except Exception as e:  # noqa: BLE001 - a case that cannot be written is a row
+                entry["error"] = f"writing the case: {precision_bench.short_error(e)}"
+            found.append(entry)
+    return found
+
+
+def _selected(name: str, only: list[str]) -> bool:
+    return any(o == name or o == name.split("/")[-1] or o in name for o in only)
+
+
+# ----------------------------------------------------------------------------- mp-run
+
+
+class StepError(Exception):
+    """A step that produced no usable result; the message is the table cell."""
+
+
+def run_tool(cmd: list[str], timeout: float) -> tuple[subprocess.CompletedProcess, float]:
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise StepError(f"timeout ({timeout:.0f} s)") from None
+    return proc, time.perf_counter() - t0
+
+
+def _fail(proc: subprocess.CompletedProcess, model: Path, what: str) -> StepError:
+    if conformance.is_crash(proc.returncode):
+        how = f"crashed (exit {proc.returncode})"
+    else:
+        how = f"exit {proc.returncode}"
+    err = conformance.first_error(proc.stderr, model) or proc.stdout.strip()[-200:]
+    return StepError(f"{what}: {how}: {err}"[:300])
+
+
+def output_names(model: Path) -> list[str]:
+    return [o.name for o in onnx.load(str(model), load_external_data=False).graph.output]
+
+
+def mp_run_outputs(mp_run: Path, model: Path, data: Path, out: Path, timeout: float,
+                   extra: list[str] = (), what: str = "mp-run") -> dict:
+    """Runs mp-run with --compare/--output-dir; returns the outputs, seconds and stderr notes.
+    A comparison failure against the stored references (exit 1) is fine: the outputs
+    are what counts here."""
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [str(mp_run), str(model), "--compare", str(data), "--output-dir", str(out), *extra]
+    proc, seconds = run_tool(cmd, timeout)
+    outputs = {}
+    for name in output_names(model):
+        p = out / f"{conformance.sanitize(name)}.npy"
+        if p.is_file():
+            outputs[name] = np.load(p, allow_pickle=False)
+    if proc.returncode not in (0, 1) or not outputs:
+        raise _fail(proc, model, what)
+    return {"outputs": outputs, "seconds": seconds, "returncode": proc.returncode,
+            "notes": [l for l in proc.stderr.splitlines() if "note:" in l or "warning" in l][:10]}
+
+
+def calibrate(mp_run: Path, model: Path, calib: Path, ranges: Path, timeout: float) -> dict:
+    proc, seconds = run_tool([str(mp_run), str(model), "--calibrate", str(calib),
+                              "--ranges-out", str(ranges)], timeout)
+    if proc.returncode != 0 or not ranges.is_file():
+        raise _fail(proc, model, "calibration")
+    return {"seconds": seconds,
+            "notes": [l for l in proc.stderr.splitlines() if "note:" in l or "warning" in l][:10]}
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def is_logits_like(name: str, ref: np.ndarray, source: str, first: bool) -> bool:
+    return (np.issubdtype(ref.dtype, np.floating) and ref.ndim >= 2 and ref.shape[-1] >= 2
+            and (bool(LOGITS_NAME.search(name)) or (source == "corpus/decoders" and first)))
+
+
+def max_rel(x: np.ndarray, ref: np.ndarray) -> float:
+    a, e = x.astype(np.float64), ref.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.abs(a - e)
+    d = np.where(np.isnan(a) & np.isnan(e), 0.0, np.where(np.isnan(d), np.inf, d))
+    scale = float(np.max(np.abs(e[np.isfinite(e)]), initial=0.0))
+    dmax = float(d.max(initial=0.0))
+    if scale == 0.0:
+        return 0.0 if dmax == 0.0 else math.inf
+    return dmax / scale
+
+
+def compare(outputs: dict, refs: dict, model_dir: Path, source: str) -> dict:
+    """Accuracy of a mixed build's outputs against the fp32 build's (see METHOD)."""
+    per = []
+    nonfinite = 0
+    names = list(refs)
+    for i, name in enumerate(names):
+        ref = refs[name]
+        x = outputs.get(name)
+        rec = {"name": name, "shape": list(ref.shape), "dtype": str(ref.dtype)}
+        if x is None or x.shape != ref.shape:
+            rec["error"] = "missing" if x is None else f"shape {list(x.shape)} != {list(ref.shape)}"
+            per.append(rec)
+            continue
+        if np.issubdtype(x.dtype, np.floating):
+            nf = int(np.sum(~np.isfinite(x) & np.isfinite(ref)))
+            rec["nonfinite"] = nf
+            nonfinite += nf
+        if is_logits_like(name, ref, source, i == 0):
+            rec["kind"], rec["value"] = "argmax", conformance.argmax_agreement(x, ref)
+        elif np.issubdtype(ref.dtype, np.floating) and conformance.is_audio_like(model_dir, name):
+            rec["kind"], rec["value"] = "snr", conformance.snr_db(x, ref)
+        else:
+            rec["kind"], rec["value"] = "rel", max_rel(x, ref)
+        per.append(rec)
+    kinds = {r.get("kind") for r in per}
+    primary = "argmax" if "argmax" in kinds else "snr" if "snr" in kinds else "rel"
+    prim = [r["value"] for r in per if r.get("kind") == primary]
+    others = [r for r in per if r.get("kind") != primary and "kind" in r]
+    other_rel = [max_rel(outputs[r["name"]], refs[r["name"]]) for r in others]
+    res = {
+        "nonfinite": nonfinite, "kind": primary,
+        # The worst: lowest argmax/SNR, highest relative error (NaN counts as worst).
+        "value": (_worst(prim, low=primary != "rel") if prim else None),
+        "other_rel": _worst(other_rel, low=False) if other_rel else None,
+        "outputs": per,
+        "missing": [r["name"] for r in per if "error" in r],
+    }
+    return res
+
+
+def _worst(values: list[float], low: bool) -> float:
+    if any(math.isnan(v) for v in values):
+        return math.nan
+    return min(values) if low else max(values)
+
+
+# ----------------------------------------------------------------------------- plans
+
+
+def plan_summary(plan_path: Path) -> dict:
+    plan = json.loads(plan_path.read_text())
+    s = plan["summary"]
+    nodes = plan["nodes"]
+    f32: dict[str, int] = {}
+    for e in nodes.values():
+        if e.get("compute") == "f32" and (e.get("op_type") in precision_bench.CONTRACTIONS
+                                          or e.get("op_type") in MS_ATTENTION):
+            key = f"{e.get('op_type')}: " + re.sub(r"'[^']*'", "…", e.get("rule", "?"))
+            f32[key] = f32.get(key, 0) + 1
+    return {"share": s["contraction_flops_f16_share"], "nodes_f16": s["nodes_f16"],
+            "nodes_total": s["nodes_total"], "casts": s.get("casts"),
+            "findings": s.get("findings", []), "nodes": nodes, "f32_contractions": f32,
+            "problems": precision_bench.validate_plan(plan)}
+
+
+def is_calibration_rule(rule: str) -> bool:
+    return rule.startswith("calibrated") or (rule.startswith("reads '") and "calibrated" in rule)
+
+
+def calibration_kept(default_nodes: dict, cal_nodes: dict) -> dict:
+    kept = {n: e["rule"] for n, e in cal_nodes.items()
+            if e.get("compute") == "f32" and is_calibration_rule(e.get("rule", ""))}
+    flipped = sorted(n for n, e in cal_nodes.items() if e.get("compute") == "f32"
+                     and default_nodes.get(n, {}).get("compute") == "f16")
+    back = sorted(n for n, e in cal_nodes.items() if e.get("compute") == "f16"
+                  and default_nodes.get(n, {}).get("compute") == "f32")
+    return {"kept": kept, "flipped_to_f32": flipped, "flipped_to_f16": back}
+
+
+# ----------------------------------------------------------------------------- FLOP counting
+
+
+def load_full(model_path: Path) -> onnx.ModelProto:
+    """The model with its external data (if any) loaded."""
+    return onnx.load(str(model_path), load_external_data=True)
+
+
+def with_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]]) -> onnx.ModelProto:
+    """A copy whose graph inputs have the given concrete shapes."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    for vi in m.graph.input:
+        if vi.name not in shapes or not vi.type.HasField("tensor_type"):
+            continue
+        shape = vi.type.tensor_type.shape
+        shape.ClearField("dim")
+        for d in shapes[vi.name]:
+            shape.dim.add().dim_value = int(d)
+    return m
+
+
+def _ms_attention_flops(node: onnx.NodeProto, info: dict) -> float | None:
+    """com.microsoft attention FLOPs with mp's convention (lib/Precision/Plan.cpp):
+    4·|output|·T (T = the present key's length: past + new) plus, for Attention, the
+    packed QKV projection 2·|input|·W[1]. None when a shape is unknown."""
+    def shape(i):
+        if i >= len(node.input) or not node.input[i] or node.input[i] not in info:
+            return None
+        return info[node.input[i]][1]
+
+    q = shape(0)
+    if q is None or len(q) != 3:
+        return None
+    b, s = q[0], q[1]
+    if node.op_type == "Attention":  # input [B,S,H], weights [H, 3H], past [2,B,N,P,D]
+        w = shape(1)
+        if w is None:
+            return None
+        sizes = precision_bench._attr(node, "qkv_hidden_sizes")
+        v_hidden = sizes[2] if sizes else w[1] // 3
+        past = shape(4)
+        t = s + (past[3] if past is not None and len(past) == 5 else 0)
+        return 2.0 * b * s * q[2] * w[1] + 4.0 * b * s * v_hidden * t
+    if node.op_type == "MultiHeadAttention":  # query [B,S,H]; key [B,L,H] or [B,N,L,D]; past [B,N,P,D]
+        k, past = shape(1), shape(6)
+        if k is None:
+            return None
+        t = (k[1] if len(k) == 3 else k[2]) + (past[2] if past is not None and len(past) == 4 else 0)
+        return 4.0 * b * s * q[2] * t
+    # GroupQueryAttention: query [B,S,Hq*D] (unpacked), key [B,L,Hkv*D], past [B,Nkv,P,D];
+    # T = P + L (a shared past/present buffer would be max(P, total length), which needs
+    # the value of total_sequence_length).
+    k, past = shape(1), shape(3)
+    if k is None:
+        return None
+    t = k[1] + (past[2] if past is not None and len(past) == 4 else 0)
+    return 4.0 * b * s * q[2] * t
+
+
+def node_flops(original: onnx.ModelProto, input_shapes: dict) -> dict[str, dict]:
+    """Per node of ``original``: op type and contraction FLOPs (None: unknown shape), with
+    the graph inputs fixed to ``input_shapes``."""
+    m = with_input_shapes(original, input_shapes)
+    info = precision_bench.infer_types(m)
+    records = {}
+    for node in precision_bench.all_nodes(m):
+        rec = {"op_type": node.op_type, "flops": 0.0}
+        if node.domain in ("", "ai.onnx") and node.op_type in precision_bench.CONTRACTIONS:
+            rec["flops"] = precision_bench.contraction_flops(node, info)
+        elif node.domain == "com.microsoft" and node.op_type in MS_ATTENTION:
+            rec["flops"] = _ms_attention_flops(node, info)
+        records[node.name] = rec
+    return records
+
+
+def count_share(converted: onnx.ModelProto, records: dict) -> dict:
+    """fp16 contraction FLOP share of a converted model (precision_bench.count_precision)
+    plus the contraction nodes of the original that the converted graph lacks."""
+    res = precision_bench.count_precision(converted, records)
+    names = {n.name for n in precision_bench.all_nodes(converted)}
+    res["contractions_missing"] = sorted(n for n, r in records.items()
+                                         if r["flops"] and n not in names)
+    return res
+
+
+def recount_plan(plan_nodes: dict, records: dict) -> float | None:
+    """mp's plan share recounted with :func:`node_flops`' FLOPs (nodes matched by name)."""
+    total = f16 = 0.0
+    for name, e in plan_nodes.items():
+        rec = records.get(name)
+        if rec is None or not rec["flops"]:
+            continue
+        total += rec["flops"]
+        f16 += rec["flops"] if e.get("compute") == "f16" else 0.0
+    return f16 / total if total else None
+
+
+# ----------------------------------------------------------------------------- AutoCast
+
+# Runs convert_to_mixed_precision once per job (JSON list of [src, dst, calibration npz or
+# ""]) in one process of the scratch venv (one import of modelopt and torch for both).
+AUTOCAST_CHILD = r"""
+import json, sys, time, traceback
+for src, dst, calib in json.loads(sys.argv[1]):
+    res = {}
+    try:
+        import importlib.metadata as md
+        res["version"] = md.version("nvidia-modelopt")
+        import onnx
+        from modelopt.onnx.autocast import convert_to_mixed_precision
+        kw = {"calibration_data": calib} if calib else {}
+        t0 = time.perf_counter()
+        model = convert_to_mixed_precision(src, **kw)
+        res["seconds"] = time.perf_counter() - t0
+        onnx.save(model, dst)
+        res["ok"] = True
+    except BaseException as e:
+        res["ok"] = False
+        res["error"] = (type(e).__name__ + ": " + str(e)).strip()
+        res["trace"] = traceback.format_exc()[-3000:]
+    print("AUTOCAST-RESULT " + json.dumps(res), flush=True)
+"""
+
+# Errors whose cause the exception does not say.
+AUTOCAST_HINTS = {
+    "name 'trt' is not defined": (
+        "needs TensorRT: non-ONNX-domain ops go through trt_utils.get_custom_layers; "
+        "tensorrt is not installed"),
+}
+
+
+def autocast_available(python: Path) -> tuple[bool, str]:
+    """Whether ``python`` imports modelopt.onnx.autocast; the version or why not."""
+    if not python.exists():
+        return False, f"no scratch venv: {python} does not exist"
+    try:
+        p = subprocess.run([str(python), "-c",
+                            "import importlib.metadata as md; "
+                            "import modelopt.onnx.autocast; print(md.version('nvidia-modelopt'))"],
+                           capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, f"{python}: {e}"
+    if p.returncode != 0:
+        lines = [l for l in p.stderr.strip().splitlines() if l.strip()]
+        return False, f"import modelopt.onnx.autocast fails: {lines[-1] if lines else p.returncode}"
+    return True, p.stdout.strip()
+
+
+def run_autocast(python: Path, jobs: list[tuple[Path, Path, Path | None]],
+                 timeout: float) -> list[dict]:
+    """One child process converting each (src, dst, calibration npz) job; per job its
+    result or the error (``ok`` False)."""
+    arg = json.dumps([[str(a), str(b), str(c) if c else ""] for a, b, c in jobs])
+    proc, seconds = run_tool([str(python), "-c", AUTOCAST_CHILD, arg], timeout * len(jobs))
+    results = [json.loads(l.split(" ", 1)[1]) for l in proc.stdout.splitlines()
+               if l.startswith("AUTOCAST-RESULT ")]
+    if len(results) < len(jobs):
+        tail = [l for l in (proc.stderr or "").splitlines() if l.strip()][-2:]
+        results += [{"ok": False, "error": f"AutoCast child exit {proc.returncode}: "
+                     + " / ".join(tail)}] * (len(jobs) - len(results))
+    for res in results:
+        res["child_wall_s"] = seconds
+        if not res.get("ok"):
+            res["error"] = short_autocast_error(res.get("error", "?"))
+    return results
+
+
+def short_autocast_error(err: str) -> str:
+    first = err.splitlines()[0] if err else "?"
+    for key, hint in AUTOCAST_HINTS.items():
+        if key in first:
+            return f"{first[:40]}: {hint}"
+    return first[:240]
+
+
+def write_npz(data_dir: Path, path: Path) -> Path:
+    inputs, _ = mp_models.load_test_data(data_dir)
+    np.savez(path, **inputs)
+    return path
+
+
+# ----------------------------------------------------------------------------- one model
+
+
+def measure(m: dict, mp_run: Path, work: Path, timeout: float,
+            autocast_python: Path | None) -> dict:
+    r = {"name": m["name"], "source": m["source"], "calib_label": m["calib_label"],
+         "calib_is_eval": m["calib_is_eval"], "steps": {}}
+    if "error" in m:
+        r["error"] = m["error"]
+        return r
+    work.mkdir(parents=True, exist_ok=True)
+    model, eval_dir, calib_dir = m["model"], m["eval"], m["calib"]
+    steps = r["steps"]
+    t0 = time.perf_counter()
+
+    def step(key, fn):
+        try:
+            steps[key] = {"ok": True, **fn()}
+        except StepError as e:
+            steps[key] = {"ok": False, "error": str(e)}
+        except Exception as e:  # noqa: BLE001 - any failure is a cell
+            steps[key] = {"ok": False, "error": precision_bench.short_error(e),
+                          "trace": traceback.format_exc()}
+        return steps[key]
+
+    fp32 = step("fp32", lambda: mp_run_outputs(mp_run, model, eval_dir, work / "fp32", timeout,
+                                               ["--precision", "fp32"], "fp32"))
+    default = step("default", lambda: mp_run_outputs(
+        mp_run, model, eval_dir, work / "default", timeout,
+        ["--precision", "mixed", "--plan", str(work / "plan_default.json")], "mixed"))
+    ranges = work / "ranges.json"
+    cal = step("calibration", lambda: calibrate(mp_run, model, calib_dir, ranges, timeout))
+    if cal["ok"]:
+        calibrated = step("calibrated", lambda: mp_run_outputs(
+            mp_run, model, eval_dir, work / "calibrated", timeout,
+            ["--precision", "mixed", "--ranges", str(ranges),
+             "--plan", str(work / "plan_calibrated.json")], "calibrated mixed"))
+    else:
+        calibrated = steps["calibrated"] = {"ok": False, "error": "no ranges (calibration failed)"}
+
+    for key, run in (("default", default), ("calibrated", calibrated)):
+        plan_path = work / f"plan_{key}.json"
+        if run["ok"] or plan_path.is_file():
+            step(f"plan_{key}", lambda p=plan_path: plan_summary(p))
+        if run["ok"] and fp32["ok"]:
+            step(f"metrics_{key}", lambda run=run: compare(run["outputs"], fp32["outputs"],
+                                                          m["dir"], m["source"]))
+    if steps.get("plan_default", {}).get("ok") and steps.get("plan_calibrated", {}).get("ok"):
+        step("kept", lambda: calibration_kept(steps["plan_default"]["nodes"],
+                                              steps["plan_calibrated"]["nodes"]))
+
+    # FLOPs per node of the original (shapes of test_data_set_0), for AutoCast and the recount.
+    named = work / "named.onnx"
+
+    def flops():
+        original = load_full(model)
+        precision_bench.name_nodes(original)
+        onnx.save(original, str(named))
+        inputs, _ = mp_models.load_test_data(eval_dir)
+        return {"records": node_flops(original, {k: v.shape for k, v in inputs.items()})}
+
+    fl = step("flops", flops)
+    if fl["ok"] and steps.get("plan_calibrated", {}).get("ok"):
+        for key in ("default", "calibrated"):
+            if steps.get(f"plan_{key}", {}).get("ok"):
+                steps[f"plan_{key}"]["recount"] = recount_plan(steps[f"plan_{key}"]["nodes"],
+                                                               fl["records"])
+
+    if autocast_python is not None and fl["ok"]:
+        npz = work / "calibration.npz"
+        keys = ("autocast", "autocast_calib")
+
+        def convert_all():
+            write_npz(calib_dir, npz)
+            return {"results": run_autocast(autocast_python, [
+                (named, work / f"{keys[0]}.onnx", None), (named, work / f"{keys[1]}.onnx", npz)],
+                timeout)}
+
+        conv = step("autocast_run", convert_all)
+        for key, res in zip(keys, conv.get("results") or [{"ok": False, "error": conv.get("error")}] * 2):
+            def ac(res=res, key=key):
+                if not res.get("ok"):
+                    raise StepError(res.get("error", "?"))
+                return {**res, **count_share(onnx.load(str(work / f"{key}.onnx")), fl["records"])}
+            step(key, ac)
+        steps.pop("autocast_run", None)
+
+    r["seconds"] = time.perf_counter() - t0
+    # Drop what the JSON does not need (arrays, full plans, per-node FLOPs).
+    for key in ("fp32", "default", "calibrated"):
+        steps.get(key, {}).pop("outputs", None)
+    for key in ("plan_default", "plan_calibrated"):
+        if key in steps:
+            steps[key].pop("nodes", None)
+    if "flops" in steps:
+        recs = steps["flops"].pop("records", {}) or {}
+        steps["flops"]["contraction_flops"] = sum(v["flops"] or 0.0 for v in recs.values())
+        steps["flops"]["unknown"] = sorted(k for k, v in recs.items() if v["flops"] is None)
+    return r
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+def _pct(x: float | None, digits: int = 1) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, float) and math.isnan(x):
+        return "NaN"
+    return f"{100 * x:.{digits}f} %"
+
+
+def fmt_metric(kind: str, value: float | None) -> str:
+    if value is None:
+        return "—"
+    if kind == "argmax":
+        return f"argmax {_pct(value)}"
+    if kind == "snr":
+        if math.isnan(value):
+            return "SNR NaN"
+        return f"SNR {value:.1f} dB" if math.isfinite(value) else f"SNR {value} dB"
+    return f"rel {value:.2e}" if math.isfinite(value) else f"rel {value}"
+
+
+def metric_cell(steps: dict, key: str) -> tuple[str, str]:
+    """(non-finite, metric) cells of the default or calibrated build."""
+    run = steps.get(key, {})
+    if not run.get("ok"):
+        return "error", report_short(run.get("error", "not run"), 200)
+    if not steps.get("fp32", {}).get("ok"):
+        return "—", report_short("no fp32 reference: " + steps.get("fp32", {}).get("error", "?"), 200)
+    met = steps.get(f"metrics_{key}", {})
+    if not met.get("ok"):
+        return "error", report_short(met.get("error", "?"), 200)
+    cell = fmt_metric(met["kind"], met["value"])
+    if met.get("other_rel") is not None:
+        cell += f" · rel {met['other_rel']:.1e}"
+    if met.get("missing"):
+        cell += " (missing: " + ", ".join(met["missing"]) + ")"
+    return str(met["nonfinite"]), cell
+
+
+def share_cell(steps: dict, key: str) -> str:
+    p = steps.get(f"plan_{key}", {})
+    if not p.get("ok"):
+        return "error: " + p.get("error", steps.get(key, {}).get("error", "no plan"))
+    return f"{_pct(p['share'])} ({p['nodes_f16']}/{p['nodes_total']})"
+
+
+def autocast_cell(steps: dict, key: str, reason: str | None) -> str:
+    if reason is not None:
+        return f"n/a ({reason})"
+    a = steps.get(key)
+    if a is None:
+        fl = steps.get("flops", {})
+        return "n/a (" + (fl.get("error", "not run") if not fl.get("ok", True) else "not run") + ")"
+    if not a.get("ok"):
+        return f"n/a ({report_short(a.get('error', '?'))})"
+    cell = f"{_pct(a['contraction_flops_f16_share'])} ({a['nodes_f16']}/{a['nodes_total']})"
+    if a.get("contractions_missing"):
+        cell += f", {len(a['contractions_missing'])} contractions gone"
+    return cell
+
+
+def report_short(text: str, limit: int = 110) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def kept_cell(steps: dict) -> str:
+    k = steps.get("kept")
+    if not k or not k.get("ok"):
+        return "—"
+    cell = str(len(k["kept"]))
+    if len(k["flipped_to_f32"]) != len(k["kept"]) or k["flipped_to_f16"]:
+        cell += f" ({len(k['flipped_to_f32'])} f16→f32"
+        cell += f", {len(k['flipped_to_f16'])} f32→f16)" if k["flipped_to_f16"] else ")"
+    return cell
+
+
+def calib_seconds_cell(steps: dict) -> str:
+    c = steps.get("calibration", {})
+    return f"{c['seconds']:.1f}" if c.get("ok") else "error: " + c.get("error", "?")
+
+
+def summary_lines(results: list[dict]) -> list[str]:
+    rows = [r for r in results if "error" not in r]
+
+    def met(r, key):
+        m = r["steps"].get(f"metrics_{key}", {})
+        return m if m.get("ok") else None
+
+    lines = []
+    for key, label in (("calibrated", "calibrated"), ("default", "default")):
+        measured = [r for r in rows if met(r, key)]
+        zero = [r for r in measured if met(r, key)["nonfinite"] == 0]
+        am = [r for r in measured if met(r, key)["kind"] == "argmax"]
+        am_ok = [r for r in am if met(r, key)["value"] >= ARGMAX_OK]
+        sn = [r for r in measured if met(r, key)["kind"] == "snr"]
+        sn_ok = [r for r in sn if met(r, key)["value"] >= SNR_OK_DB]
+        lines.append(
+            f"- **{label}**: {len(measured)} of {len(results)} models measured; "
+            f"0 non-finite: **{len(zero)}/{len(measured)}**; argmax ≥ {ARGMAX_OK:.0%}: "
+            f"**{len(am_ok)}/{len(am)}** logits models; SNR ≥ {SNR_OK_DB:.0f} dB: "
+            f"**{len(sn_ok)}/{len(sn)}** audio models")
+        below = [r["name"] for r in am if r not in am_ok] + [r["name"] for r in sn if r not in sn_ok] \
+            + [r["name"] for r in measured if r not in zero]
+        if below:
+            lines.append(f"  - below a threshold or non-finite ({label}): "
+                         + ", ".join(f"`{n}`" for n in dict.fromkeys(below)))
+    changed = [r for r in rows if r["steps"].get("kept", {}).get("ok")
+               and r["steps"]["kept"]["kept"]]
+    lines.append(f"- calibration kept nodes in fp32 on **{len(changed)}** models"
+                 + (": " + ", ".join(f"`{r['name']}` ({len(r['steps']['kept']['kept'])})"
+                                     for r in changed) if changed else ""))
+    failed = [(r["name"], k, s.get("error")) for r in results for k, s in r.get("steps", {}).items()
+              if not s.get("ok") and not k.startswith("autocast")]
+    failed += [(r["name"], "setup", r["error"]) for r in results if "error" in r]
+    lines.append(f"- steps that failed (mp): {len(failed)}"
+                 + ("" if not failed else ": " + "; ".join(f"`{n}` {k}: {e}" for n, k, e in failed)))
+    return lines
+
+
+def worse_lines(results: list[dict]) -> list[str]:
+    """Models where the calibrated build is worse than the default one."""
+    out = []
+    for r in results:
+        s = r.get("steps", {})
+        d, c = s.get("metrics_default", {}), s.get("metrics_calibrated", {})
+        if not (d.get("ok") and c.get("ok")):
+            continue
+        why = []
+        if c["nonfinite"] > d["nonfinite"]:
+            why.append(f"non-finite {d['nonfinite']} → {c['nonfinite']}")
+        dv, cv = d["value"], c["value"]
+        if dv is not None and cv is not None and d["kind"] == c["kind"]:
+            if d["kind"] == "argmax" and cv < dv:
+                why.append(f"argmax {_pct(dv, 2)} → {_pct(cv, 2)}")
+            elif d["kind"] == "snr" and cv < dv - 0.5:
+                why.append(f"SNR {dv:.1f} → {cv:.1f} dB")
+            elif d["kind"] == "rel" and cv > 1.5 * dv and cv > 1e-6:
+                why.append(f"rel {dv:.2e} → {cv:.2e}")
+        do, co = d.get("other_rel"), c.get("other_rel")
+        if do is not None and co is not None and co > 1.5 * do and co > 1e-6:
+            why.append(f"other outputs rel {do:.2e} → {co:.2e}")
+        pd, pc = s.get("plan_default", {}), s.get("plan_calibrated", {})
+        if pd.get("ok") and pc.get("ok") and pc["share"] > pd["share"] + 1e-9:
+            why.append(f"FLOP share {_pct(pd['share'])} → {_pct(pc['share'])} (more fp16)")
+        if why:
+            out.append(f"- `{r['name']}`: " + "; ".join(why))
+    return out or ["- None: on no model is the calibrated build worse than the default one "
+                   "(more non-finite values, lower argmax agreement, SNR lower by > 0.5 dB, "
+                   "relative error more than 1.5× higher)."]
+
+
+def kept_rules_lines(results: list[dict], limit: int = 8) -> list[str]:
+    out = []
+    for r in results:
+        k = r.get("steps", {}).get("kept", {})
+        if not k.get("ok") or not k["kept"]:
+            continue
+        groups: dict[str, int] = {}
+        largest = []
+        for rule in k["kept"].values():
+            if m := re.search(r"\|x\| max ([0-9.e+-]+) >", rule):
+                largest.append(float(m[1]))
+            key = re.sub(r"'[^']*'", "…", rule)
+            key = re.sub(r"(?<![A-Za-z0-9.])\d+(\.\d+)?(e[+-]?\d+)?", "N", key)
+            groups[key] = groups.get(key, 0) + 1
+        names = sorted(k["kept"])
+        shown = ", ".join(f"`{n}`" for n in names[:limit]) + (" …" if len(names) > limit else "")
+        big = f" (largest calibrated |x|: {max(largest):.3g})" if largest else ""
+        out.append(f"- `{r['name']}`{big}: "
+                   + "; ".join(f"{g} ×{n}" for g, n in sorted(groups.items())) + f" — {shown}")
+    if not out:
+        return ["- None."]
+    # Calibrated |x| at a mask fill's magnitude in a plan that rewrites mask sentinels.
+    masks = []
+    for r in results:
+        st = r.get("steps", {})
+        k = st.get("kept", {})
+        if not k.get("ok") or not k["kept"]:
+            continue
+        kinds = {f.get("kind") for f in st.get("plan_calibrated", {}).get("findings", [])}
+        sizes = [float(m[1]) for rule in k["kept"].values()
+                 if (m := re.search(r"\|x\| max ([0-9.e+-]+) >", rule))]
+        if "mask" in kinds and sizes and max(sizes) >= 65504:
+            masks.append(f"`{r['name']}` ({max(sizes):.3g})")
+    if masks:
+        out += ["", f"On {len(masks)} models the values calibration keeps in fp32 reach "
+                "3.4e38 (`finfo(float32).min`) or 65504, the attention-mask fills, while the "
+                "same plan's mask rule (finding `mask`: the sentinel is stored as -10000 in "
+                "fp16) covers the mask constant: calibration measures the fill after a "
+                "runtime `Where` and keeps the nodes listed above in fp32 (that `Where`, and the "
+                "masked `Add` and `Softmax` where the graph has them), at no accuracy gain "
+                "in the metric columns: " + ", ".join(masks) + "."]
+    return out
+
+
+def f32_contraction_lines(results: list[dict]) -> list[str]:
+    """Models whose calibrated plan keeps contractions in fp32, by rule."""
+    out = []
+    for r in results:
+        groups = r.get("steps", {}).get("plan_calibrated", {}).get("f32_contractions")
+        if groups:
+            out.append(f"- `{r['name']}`: " + "; ".join(f"{g} ×{n}" for g, n in sorted(groups.items())))
+    return out
+
+
+def recount_lines(results: list[dict]) -> list[str]:
+    agree, differ = 0, []
+    for r in results:
+        p = r.get("steps", {}).get("plan_calibrated", {})
+        if not p.get("ok") or p.get("recount") is None:
+            continue
+        if abs(p["recount"] - p["share"]) <= 0.005:
+            agree += 1
+        else:
+            differ.append(f"`{r['name']}` (plan {_pct(p['share'])}, recount {_pct(p['recount'])})")
+    line = (f"- Recount of mp's calibrated plan with this script's FLOP count (the one the "
+            f"AutoCast columns use): agrees within 0.5 pp on {agree} models")
+    if differ:
+        line += ("; differs on " + ", ".join(differ) + ". There onnx shape inference leaves "
+                 "dims unknown (counted as 1) that mp's build knows, so the AutoCast share "
+                 "weighs those nodes differently from mp's (a share of 0 % or 100 % does not "
+                 "depend on the weights)")
+    return [line]
+
+
+def render(results: list[dict], meta: dict) -> list[str]:
+    lines = report.begin(
+        "Calibration: mp's mixed build with and without measured ranges",
+        "Per model: mp's default mixed build and its calibrated one (`--calibrate`, "
+        "docs/precision.md \"Calibration\") against **mp's own fp32 build** on "
+        "`test_data_set_0`, their fp16 share of contraction FLOPs, and NVIDIA ModelOpt "
+        "AutoCast's share on the same models. Generated by `bench/calibration.py` "
+        "(mp.tools.calibration_bench); do not edit by hand. *Method* says how each number "
+        "is computed.",
+        command=meta["command"], measured=meta["commit"],
+        extra=[f"mp-run: `{meta['mp_run']}` ({meta['mp_run_built']})",
+               f"AutoCast: {meta['autocast']}",
+               f"onnx {onnx.__version__}, numpy {np.__version__}",
+               f"Models: {len(results)}; total time {meta['seconds']:.0f} s"])
+    if meta.get("date"):  # the run's date, also when the page is rendered again (--render)
+        lines = [f"- Date: {meta['date']}" if l.startswith("- Date: ") else l for l in lines]
+    lines += ["", "## Summary", ""]
+    lines += summary_lines(results)
+    lines += recount_lines(results)
+    lines += ["", "## Models", ""]
+    reason = meta.get("autocast_reason")
+    cols = ["model", "calib data", "default: non-finite", "default: metric",
+            "calibrated: non-finite", "calibrated: metric", "fp32 nodes kept by calibration",
+            "FLOP share default (f16/nodes)", "FLOP share calibrated (f16/nodes)",
+            "FLOP share AutoCast (defaults)", "FLOP share AutoCast + calib data",
+            "calibration s"]
+    rows = []
+    for r in results:
+        if "error" in r:
+            rows.append([f"`{r['name']}`", r["calib_label"], "error", r["error"], *[""] * 8])
+            continue
+        s = r["steps"]
+        dn, dm = metric_cell(s, "default")
+        cn, cm = metric_cell(s, "calibrated")
+        calib = r["calib_label"]
+        if r["calib_is_eval"]:
+            calib = "test_data_set_0 (**= eval**)"
+        rows.append([f"`{r['name']}`", calib, dn, dm, cn, cm, kept_cell(s),
+                     share_cell(s, "default"), share_cell(s, "calibrated"),
+                     autocast_cell(s, "autocast", reason),
+                     autocast_cell(s, "autocast_calib", reason), calib_seconds_cell(s)])
+    lines += report.table(cols, rows, align="llrlrlrrrrrr")
+    lines += ["", "## Calibrated worse than default", ""]
+    lines += worse_lines(results)
+    lines += ["", "## What calibration kept in fp32", "",
+              "Per model: the calibration rules of the calibrated plan (numbers → N, names → …) "
+              "and the nodes they keep.", ""]
+    lines += kept_rules_lines(results)
+    f32c = f32_contraction_lines(results)
+    if f32c:
+        lines += ["", "## Contractions mp's calibrated plan keeps in fp32", "",
+                  "By op type and rule (names → …): what keeps mp's FLOP share below 100 %.", ""]
+        lines += f32c
+    lines += ["", "## ModelOpt AutoCast", ""]
+    lines += autocast_lines(results, meta)
+    lines += ["", "## Method", "", METHOD]
+    return lines
+
+
+def autocast_lines(results: list[dict], meta: dict) -> list[str]:
+    if meta.get("autocast_reason"):
+        return [f"Not run: {meta['autocast_reason']}. The AutoCast columns read n/a."]
+    out = [meta.get("autocast_how", "")]
+    for key, label in (("autocast", "defaults"), ("autocast_calib", "with calibration data")):
+        ok = [r for r in results if r.get("steps", {}).get(key, {}).get("ok")]
+        bad = [r for r in results if key in r.get("steps", {}) and not r["steps"][key].get("ok")]
+        out.append(f"- {label}: converted {len(ok)} of {len(ok) + len(bad)} models")
+        errs: dict[str, list[str]] = {}
+        for r in bad:
+            errs.setdefault(re.sub(r"'[^']*'", "'…'", r["steps"][key]["error"])[:200], []).append(r["name"])
+        for e, names in sorted(errs.items(), key=lambda kv: -len(kv[1])):
+            out.append(f"  - {len(names)}× `{e}`: " + ", ".join(f"`{n}`" for n in names))
+    return out
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mp-run", type=Path, default=build_tool("mp-run"))
+    ap.add_argument("--shared", type=Path, default=REPO.parent / "shared",
+                    help="folder holding corpus/decoders, corpus/speech and models")
+    ap.add_argument("--no-shared", action="store_true", help="only the stress cases")
+    ap.add_argument("--no-stress", action="store_true", help="skip mp.models.STRESS")
+    ap.add_argument("--models", nargs="*", help="keep models whose name (or folder) matches")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per step")
+    ap.add_argument("--autocast-python", type=Path, default=AUTOCAST_PYTHON,
+                    help="python of a scratch venv with nvidia-modelopt[onnx] (never mp's .venv)")
+    ap.add_argument("--no-autocast", action="store_true")
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "calibration.md")
+    ap.add_argument("--json", type=Path, help="also write the raw results")
+    ap.add_argument("--render", type=Path, metavar="JSON",
+                    help="only write the page again from the --json of an earlier run")
+    args = ap.parse_args(argv)
+    if args.render:
+        saved = json.loads(args.render.read_text())
+        report.write(args.out, render(saved["results"], saved["meta"]))
+        print(f"wrote {args.out} from {args.render}", file=sys.stderr)
+        return 0
+
+    t0 = time.perf_counter()
+    commit = report.commit()
+    if args.no_autocast:
+        reason, autocast_python, version = "not run: --no-autocast", None, ""
+    else:
+        ok, version = autocast_available(args.autocast_python)
+        reason = None if ok else version
+        autocast_python = args.autocast_python if ok else None
+
+    tmp = Path(tempfile.mkdtemp(prefix="mp-calibration-"))
+    results = []
+    try:
+        models = discover(None if args.no_shared else args.shared,
+                          None if args.no_stress else tmp / "stress", args.models)
+        for i, m in enumerate(models):
+            try:
+                r = measure(m, args.mp_run, tmp / "work" / str(i), args.timeout, autocast_python)
+            except Exception as e:  # noqa: BLE001 - last resort, keep going
+                r = {"name": m["name"], "source": m["source"], "calib_label": m["calib_label"],
+                     "calib_is_eval": m["calib_is_eval"], "error": precision_bench.short_error(e),
+                     "trace": traceback.format_exc()}
+            results.append(r)
+            shutil.rmtree(tmp / "work" / str(i), ignore_errors=True)
+            print(f"[{i + 1}/{len(models)}] {m['name']}: {r.get('seconds', 0):.1f} s"
+                  + (f" error: {r['error']}" if r.get("error") else ""), file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    cmd = ".venv/bin/python bench/calibration.py"
+    if args.no_shared:
+        cmd += " --no-shared"
+    if args.no_stress:
+        cmd += " --no-stress"
+    if args.models:
+        cmd += " --models " + " ".join(args.models)
+    if args.no_autocast:
+        cmd += " --no-autocast"
+    meta = {
+        "command": cmd, "commit": commit, "seconds": time.perf_counter() - t0,
+        "date": report.now(),
+        "mp_run": report.rel(args.mp_run), "mp_run_built": report.built(args.mp_run),
+        "autocast": (f"not run ({reason})" if reason else
+                     f"nvidia-modelopt {version} in the scratch venv `{args.autocast_python}` "
+                     "(outside the repository, not a dependency of mp; CPU only)"),
+        "autocast_reason": reason,
+        "autocast_how": ("`convert_to_mixed_precision(MODEL)` (defaults) and "
+                         "`convert_to_mixed_precision(MODEL, calibration_data=CALIB.npz)`, each "
+                         f"in a child process of `{args.autocast_python}`; an error is the "
+                         "exception's first line. Failures:"),
+    }
+    report.write(args.out, render(results, meta))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=1,
+                                        default=_json_default))
+    print(f"wrote {args.out} ({meta['seconds']:.0f} s)", file=sys.stderr)
+    return 0
+
+
+def _json_default(o):
+    if isinstance(o, Path):
+        return str(o)
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    return str(o)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
