@@ -984,12 +984,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"in a child process of `{args.autocast_python}`; an error is the "
                          "exception's first line. Failures:"),
     }
-    report.write(args.out, render(results, meta))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=1,
-                                        default=_json_default))
-    print(f"wrote {args.out} ({meta['seconds']:.0f} s)", file=sys.stderr)
+    report.publish(args.out, render(results, meta), args.json,
+                   {"meta": meta, "results": results}, meta["seconds"], default=_json_default)
     return 0
 
 

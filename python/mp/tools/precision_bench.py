@@ -1180,11 +1180,8 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": time.perf_counter() - t0,
         "discussion": DISCUSSION,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(results, meta))
-    if args.json:
-        args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=1, default=str))
-    print(f"wrote {args.out} ({meta['seconds']:.1f} s)", file=sys.stderr)
+    report.publish(args.out, render(results, meta), args.json,
+                   {"meta": meta, "results": results}, meta["seconds"])
     return 0
 
 

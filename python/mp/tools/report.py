@@ -16,9 +16,11 @@ Only the standard library: the GPU machine imports this too.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import platform
 import subprocess
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -139,3 +141,14 @@ def write(path: Path, lines: Iterable[str]) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return text
+
+
+def publish(out: Path, page: str | Iterable[str], json_path: Path | None, payload: dict,
+            seconds: float, default=str) -> None:
+    """Writes a bench page (text or lines) and, when asked, its data as JSON, and says so
+    on stderr."""
+    write(out, [page] if isinstance(page, str) else page)
+    if json_path:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(payload, indent=1, default=default))
+    print(f"wrote {out} ({seconds:.0f} s)", file=sys.stderr)

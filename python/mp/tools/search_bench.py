@@ -894,11 +894,8 @@ def main(argv: list[str] | None = None) -> int:
             "mp_run": report.rel(args.mp_run), "mp_run_built": report.built(args.mp_run),
             "versions": versions(), "seconds": time.perf_counter() - t0,
             "discussion": DISCUSSION}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(done, meta))
-    if args.json:
-        args.json.write_text(json.dumps({"meta": meta, "cases": done}, indent=1, default=str))
-    print(f"wrote {args.out} ({meta['seconds']:.0f} s)", file=sys.stderr)
+    report.publish(args.out, render(done, meta), args.json, {"meta": meta, "cases": done},
+                   meta["seconds"])
     return 0
 
 
