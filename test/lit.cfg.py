@@ -18,6 +18,12 @@ config.test_exec_root = os.path.join(config.mp_obj_root, "test")
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
+# The JIT's compile cache: the build's own, never the user's; tests that
+# compile a model twice load it the second time (test/Execution/compile-cache
+# tests the cache itself).
+config.environment["MP_CACHE_DIR"] = os.path.join(config.test_exec_root, "jit-cache")
+config.environment["MP_CACHE_MAX_MB"] = "512"
+
 # The real ONNX models of ../shared/models (a sibling of the repository).
 models = os.path.normpath(os.path.join(config.mp_src_root, "..", "shared", "models"))
 if os.path.isdir(models):

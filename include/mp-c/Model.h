@@ -93,6 +93,10 @@ typedef struct {
    * would overflow fp16 keep fp32 (docs/precision.md, "Calibration"). Read
    * whenever a variant compiles: keep the file while the model is used. */
   const char *ranges;
+  /** where compiled variants are kept between processes: NULL for the
+   * default (MP_CACHE_DIR, else $XDG_CACHE_HOME/mp or ~/.cache/mp), "off"
+   * for none, else a folder (docs/running.md, "Compile cache"). */
+  const char *cacheDir;
 } MpModelOptions;
 
 /** mpModelLoad with every option. `options` may be NULL (the defaults). */

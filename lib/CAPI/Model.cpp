@@ -4,6 +4,7 @@
 #include "mp/Execution/CapturedDiagnostics.h"
 #include "mp/Execution/JitModel.h"
 #include "mp/Execution/ValueProbe.h"
+#include "mp/Support/CompileCache.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
@@ -107,6 +108,10 @@ mp::ModelOptions modelOptions(const MpModelOptions &o) {
   options.fuseAttention = o.fuseAttention != 0;
   options.maxSeqLen = o.maxSeqLen;
   options.dynamicShapes = o.dynamicShapes != 0;
+  if (!o.cacheDir)
+    options.cacheDir = mp::defaultCacheDir();
+  else if (std::string(o.cacheDir) != "off")
+    options.cacheDir = o.cacheDir;
   return options;
 }
 

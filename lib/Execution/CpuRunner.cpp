@@ -1,6 +1,7 @@
 //===- CpuRunner.cpp - JIT-compile and run an mp module on the CPU --------===//
 
 #include "mp/Execution/CpuRunner.h"
+#include "JitObject.h"
 
 #include "mp/BufferPool.h"
 #include "mp/Pipelines/Pipelines.h"
@@ -16,6 +17,8 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -23,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -58,7 +62,7 @@ static int recordCheckMessage(const char *message) {
 
 /// Calls the packed entry `entry`; false with `error` set when it fails,
 /// a failed run-time check included.
-static bool invokeChecked(ExecutionEngine &engine, StringRef entry,
+static bool invokeChecked(JitObject::PackedFunction entry,
                           MutableArrayRef<void *> args, std::string &error) {
   std::jmp_buf jump;
   failedCheck.clear();
@@ -69,27 +73,35 @@ static bool invokeChecked(ExecutionEngine &engine, StringRef entry,
                                 : failedCheck;
     return false;
   }
-  llvm::Error e = engine.invokePacked(entry, args);
+  entry(args.data());
   checkExit = nullptr;
-  if (e) {
-    error = "running the model failed: " + llvm::toString(std::move(e));
-    return false;
-  }
   return true;
+}
+
+llvm::orc::SymbolMap jitRuntimeSymbols(llvm::orc::MangleAndInterner interner) {
+  llvm::orc::SymbolMap symbols;
+  auto bind = [&](StringRef name, auto *fn) {
+    symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                               llvm::JITSymbolFlags::Exported};
+  };
+  // Buffers come from the pool, so a run reuses the previous run's memory.
+  bind("_mlir_memref_to_llvm_alloc", &poolAlloc);
+  bind("_mlir_memref_to_llvm_aligned_alloc", &poolAlignedAlloc);
+  bind("_mlir_memref_to_llvm_free", &poolFree);
+  // Run-time checks: a failure ends the run (see failCheck).
+  bind("puts", &recordCheckMessage);
+  bind("abort", &failCheck);
+  return symbols;
 }
 
 CpuRunner::~CpuRunner() = default;
 
-std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
-                                              ArrayRef<HostTensor> inputs,
-                                              const EntryOptions &entryOptions) {
-  MLIRContext *ctx = module->getContext();
-  Location loc = module->getLoc();
-  auto runner = std::unique_ptr<CpuRunner>(new CpuRunner());
-  if (failed(prepareEntry(*module, inputs, runner->signature, entryOptions)))
-    return nullptr;
-  // Caches re-typed to their capacity (and storage type) must be given so.
-  for (const HostTensor &spec : runner->signature.inputs) {
+/// Whether the inputs given fit the entry: caches re-typed to their
+/// capacity (and storage type) must be given so.
+static bool checkGivenInputs(const EntrySignature &signature,
+                             ArrayRef<HostTensor> inputs, int64_t maxSeqLen,
+                             Location loc) {
+  for (const HostTensor &spec : signature.inputs) {
     auto given = llvm::find_if(
         inputs, [&](const HostTensor &t) { return t.name == spec.name; });
     std::string error;
@@ -97,12 +109,63 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
       return emitError(loc)
                  << "input '" << spec.name << "' is " << given->describe()
                  << ", the compiled step takes " << spec.describe()
-                 << (entryOptions.maxSeqLen > 0
-                         ? " (KV caches hold max_seq_len positions)"
-                         : ""),
-             nullptr;
+                 << (maxSeqLen > 0 ? " (KV caches hold max_seq_len positions)"
+                                   : ""),
+             false;
   }
-  runner->entry = runner->signature.symbol;
+  return true;
+}
+
+/// The object code `engine` compiled (one module, one object).
+static bool readObject(ExecutionEngine &engine, std::string &object,
+                       std::string &error) {
+  SmallString<128> path;
+  int fd;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("mp-jit", "o", fd, path)) {
+    error = "cannot create a temporary file: " + ec.message();
+    return false;
+  }
+  ::close(fd);
+  engine.dumpToObjectFile(path);
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  llvm::sys::fs::remove(path);
+  if (!buffer || (*buffer)->getBufferSize() == 0) {
+    error = "the JIT wrote no object code";
+    return false;
+  }
+  object = (*buffer)->getBuffer().str();
+  return true;
+}
+
+std::unique_ptr<CpuRunner>
+CpuRunner::load(StringRef object, EntrySignature signature,
+                ArrayRef<HostTensor> inputs, const EntryOptions &entryOptions,
+                Location loc, std::string &linkError) {
+  auto runner = std::unique_ptr<CpuRunner>(new CpuRunner());
+  runner->signature = std::move(signature);
+  if (!checkGivenInputs(runner->signature, inputs, entryOptions.maxSeqLen, loc))
+    return nullptr;
+  runner->updatedBy = runner->signature.updatedBy();
+  runner->object = JitObject::load(object, linkError);
+  if (runner->object)
+    runner->entry =
+        runner->object->lookupPacked(runner->signature.symbol, linkError);
+  return runner->entry ? std::move(runner) : nullptr;
+}
+
+std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
+                                              ArrayRef<HostTensor> inputs,
+                                              const EntryOptions &entryOptions,
+                                              std::string *object) {
+  MLIRContext *ctx = module->getContext();
+  Location loc = module->getLoc();
+  auto runner = std::unique_ptr<CpuRunner>(new CpuRunner());
+  if (failed(prepareEntry(*module, inputs, runner->signature, entryOptions)))
+    return nullptr;
+  if (!checkGivenInputs(runner->signature, inputs, entryOptions.maxSeqLen, loc))
+    return nullptr;
   runner->updatedBy = runner->signature.updatedBy();
 
   PassManager lower(ctx, ModuleOp::getOperationName());
@@ -120,13 +183,7 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
   if (failed(lower.run(*module)))
     return nullptr;
 
-  // LLVM's target registry is not thread-safe to fill: models compiled on
-  // several threads at once register the host target once.
-  static std::once_flag nativeTarget;
-  std::call_once(nativeTarget, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
+  initializeJitTarget();
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
   ExecutionEngineOptions options;
@@ -152,26 +209,25 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
   // memrefCopy and friends, for copies between strided buffers.
   SmallVector<StringRef> libs = {MP_MLIR_C_RUNNER_UTILS};
   options.sharedLibPaths = libs;
+  // The compile cache keeps the object code.
+  options.enableObjectDump = object != nullptr;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine)
     return emitError(loc) << "JIT compilation failed: "
                           << llvm::toString(engine.takeError()),
            nullptr;
-  // Buffers come from the pool, so a run reuses the previous run's memory.
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap symbols;
-    auto bind = [&](StringRef name, auto *fn) {
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
-                                 llvm::JITSymbolFlags::Exported};
-    };
-    bind("_mlir_memref_to_llvm_alloc", &poolAlloc);
-    bind("_mlir_memref_to_llvm_aligned_alloc", &poolAlignedAlloc);
-    bind("_mlir_memref_to_llvm_free", &poolFree);
-    // Run-time checks: a failure ends the run (see failCheck).
-    bind("puts", &recordCheckMessage);
-    bind("abort", &failCheck);
-    return symbols;
-  });
+  (*engine)->registerSymbols(jitRuntimeSymbols);
+  auto entry = (*engine)->lookupPacked(runner->signature.symbol);
+  if (!entry)
+    return emitError(loc) << "JIT compilation failed: "
+                          << llvm::toString(entry.takeError()),
+           nullptr;
+  runner->entry = *entry;
+  std::string error;
+  if (object && !readObject(**engine, *object, error)) {
+    emitWarning(loc) << "the compiled model is not cached: " << error;
+    object->clear();
+  }
   runner->engine = std::move(*engine);
   return runner;
 }
@@ -302,7 +358,7 @@ bool CpuRunner::run(ArrayRef<HostTensor> inputs, std::vector<HostTensor> &out,
     pointers.push_back(d.data());
   for (void *&p : pointers)
     args.push_back(&p);
-  if (!invokeChecked(*engine, entry, args, error))
+  if (!invokeChecked(entry, args, error))
     return false;
   return !signature.returnsOutputs ||
          takeReturnedOutputs(results.data(), out, error);

@@ -16,6 +16,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include <fcntl.h>
+#include <set>
 #include <unistd.h>
 
 using namespace mlir;
@@ -372,6 +373,51 @@ LogicalResult readOnnxSignature(StringRef path, MLIRContext *context,
         info.type = RankedTensorType::get(dims, elt);
     }
     outputs.push_back(info);
+  }
+  return success();
+}
+
+/// Adds the external data locations of every tensor in `g` and its
+/// subgraphs to `locations`.
+static void collectExternalData(const onnx::GraphProto &g,
+                                std::set<std::string> &locations) {
+  auto tensor = [&](const onnx::TensorProto &t) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL)
+      return;
+    for (const auto &kv : t.external_data())
+      if (kv.key() == "location")
+        locations.insert(kv.value());
+  };
+  for (const auto &t : g.initializer())
+    tensor(t);
+  for (const auto &s : g.sparse_initializer()) {
+    tensor(s.values());
+    tensor(s.indices());
+  }
+  for (const auto &node : g.node())
+    for (const auto &a : node.attribute()) {
+      if (a.has_t())
+        tensor(a.t());
+      for (const auto &t : a.tensors())
+        tensor(t);
+      if (a.has_g())
+        collectExternalData(a.g(), locations);
+      for (const auto &sub : a.graphs())
+        collectExternalData(sub, locations);
+    }
+}
+
+LogicalResult listExternalDataFiles(StringRef path, MLIRContext *context,
+                                    std::vector<std::string> &files) {
+  onnx::ModelProto model;
+  if (failed(parseModel(path, model, FileLineColLoc::get(context, path, 0, 0))))
+    return failure();
+  std::set<std::string> locations;
+  collectExternalData(model.graph(), locations);
+  for (const std::string &location : locations) {
+    llvm::SmallString<256> file(llvm::sys::path::parent_path(path));
+    llvm::sys::path::append(file, location);
+    files.push_back(std::string(file));
   }
   return success();
 }

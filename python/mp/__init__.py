@@ -62,7 +62,8 @@ class _Options(ctypes.Structure):
     _fields_ = [("precision", ctypes.c_char_p), ("policy", ctypes.c_char_p),
                 ("trainingStep", ctypes.c_char_p), ("lossScaling", ctypes.c_char_p),
                 ("fuseAttention", ctypes.c_int), ("maxSeqLen", ctypes.c_int64),
-                ("dynamicShapes", ctypes.c_int), ("ranges", ctypes.c_char_p)]
+                ("dynamicShapes", ctypes.c_int), ("ranges", ctypes.c_char_p),
+                ("cacheDir", ctypes.c_char_p)]
 
 
 def library_path() -> Path:
@@ -178,7 +179,8 @@ def _pack(items: list) -> tuple:
 
 
 def _options(precision="fp32", policy=None, ranges=None, training=None, loss_scaling=None,
-             fuse_attention=False, max_seq_len=None, dynamic_shapes=False) -> _Options:
+             fuse_attention=False, max_seq_len=None, dynamic_shapes=False,
+             cache=True) -> _Options:
     def opt(s):
         return s.encode() if s is not None else None
 
@@ -188,7 +190,9 @@ def _options(precision="fp32", policy=None, ranges=None, training=None, loss_sca
                     trainingStep=opt(training), lossScaling=opt(loss_scaling),
                     fuseAttention=int(bool(fuse_attention)),
                     maxSeqLen=int(max_seq_len or 0),
-                    dynamicShapes=int(bool(dynamic_shapes)))
+                    dynamicShapes=int(bool(dynamic_shapes)),
+                    cacheDir=(None if cache is True else b"off" if cache is False
+                              else os.fsencode(cache)))
 
 
 def calibrate(path: str | os.PathLike, feeds: Sequence, ranges_out: str | os.PathLike, *,
@@ -222,7 +226,7 @@ class Model:
                  training: str | None = None, loss_scaling: str | None = None,
                  fuse_attention: bool = False, max_seq_len: int | None = None,
                  dynamic_shapes: bool = False, ranges: str | os.PathLike | None = None,
-                 calibration: Sequence | None = None):
+                 calibration: Sequence | None = None, cache: bool | str | os.PathLike = True):
         lib = _library()
         self._lib = lib
         self._handle = ctypes.c_void_p()
@@ -239,7 +243,7 @@ class Model:
                                fuse_attention=fuse_attention, max_seq_len=max_seq_len)
         error = ctypes.c_void_p()
         options = _options(precision, policy, ranges, training, loss_scaling,
-                           fuse_attention, max_seq_len, dynamic_shapes)
+                           fuse_attention, max_seq_len, dynamic_shapes, cache)
         rc = lib.mpModelLoadWithOptions(os.fsencode(path), ctypes.byref(options),
                                         ctypes.byref(self._handle), ctypes.byref(error))
         _check(rc, error)
@@ -307,7 +311,8 @@ def compile(path: str | os.PathLike, precision: str = "fp32",
             max_seq_len: int | None = None,
             dynamic_shapes: bool = False,
             calibration: Sequence | None = None,
-            ranges: str | os.PathLike | None = None) -> Model:
+            ranges: str | os.PathLike | None = None,
+            cache: bool | str | os.PathLike = True) -> Model:
     """Loads an ONNX model for CPU execution in ``precision`` ("fp32" or
     "mixed", with an optional precision ``policy`` JSON file).
 
@@ -332,13 +337,19 @@ def compile(path: str | os.PathLike, precision: str = "fp32",
     mixed build then keeps in fp32 the nodes whose values would overflow fp16
     (|x| > 65504/4) or mostly fall below its normal range, and says so in the
     plan. ``ranges`` takes ranges measured before (:func:`calibrate`,
-    ``mp-run --calibrate --ranges-out``). See docs/precision.md, "Calibration"."""
+    ``mp-run --calibrate --ranges-out``). See docs/precision.md, "Calibration".
+
+    ``cache`` keeps compiled variants between processes, so the next
+    ``compile`` of the same model, options and input shapes loads instead of
+    compiling: ``True`` uses ``MP_CACHE_DIR`` (default ``~/.cache/mp``),
+    ``False`` compiles every time, a path names the folder
+    (docs/running.md, "Compile cache")."""
     if (calibration is not None or ranges is not None) and precision != "mixed":
         raise Error("calibration and ranges apply to precision='mixed'")
     return Model(path, precision, policy, training=training,
                  loss_scaling=loss_scaling, fuse_attention=fuse_attention,
                  max_seq_len=max_seq_len, dynamic_shapes=dynamic_shapes,
-                 ranges=ranges, calibration=calibration)
+                 ranges=ranges, calibration=calibration, cache=cache)
 
 
 from .library import DeviceArray, Library, load  # noqa: E402  (needs Error above)

@@ -43,6 +43,9 @@ def _compile_cache_root(tmp_path_factory):
     root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     _COMPILE_CACHE = root / "mp-compile-cache"
     _COMPILE_CACHE.mkdir(exist_ok=True)
+    # mp's own compile cache (the JIT's variants): this run's, never the user's.
+    os.environ["MP_CACHE_DIR"] = str(root / "mp-jit-cache")
+    os.environ.setdefault("MP_CACHE_MAX_MB", "1024")
     yield _COMPILE_CACHE
 
 

@@ -5,7 +5,7 @@
 // RUN:   2>&1 | FileCheck %s
 // CHECK-DAG: mp-run: note: generated input 'x' f32[2, 4]
 // CHECK-DAG: mp-run: note: generated input 'w' f32[4, 3]
-// CHECK:     time: compile {{[0-9.]+}} ms; run mean {{[0-9.]+}} ms, min {{[0-9.]+}} ms over 3 runs
+// CHECK:     time: compile {{[0-9.]+}} ms ({{compiled|cached}}); run mean {{[0-9.]+}} ms, min {{[0-9.]+}} ms over 3 runs
 // CHECK:     sum f32[2, 4]
 // CHECK:     probs f32[2, 3]
 

@@ -36,6 +36,7 @@
 #include "mp/Execution/TestTree.h"
 #include "mp/Execution/ValueProbe.h"
 #include "mp/Precision/Analysis.h"
+#include "mp/Support/CompileCache.h"
 #include "mp/Support/ShapeSyntax.h"
 #include "mp/Support/ToolOptions.h"
 #include "mp/runtime.h"
@@ -156,6 +157,12 @@ static cl::opt<bool> deviceBuffers(
              "(mp_library_run_device): inputs uploaded once, outputs "
              "downloaded once, nothing copied per run"));
 
+static cl::opt<bool> noCache(
+    cl::cat(toolOptions), "no-cache",
+    cl::desc("compile even when the compile cache (MP_CACHE_DIR, default "
+             "~/.cache/mp; MP_CACHE_DIR=off disables it) holds this model "
+             "compiled for these inputs, and do not store the result"));
+
 static int fail(const Twine &message) {
   llvm::errs() << "mp-run: error: " << message << "\n";
   return 1;
@@ -202,6 +209,8 @@ static mp::ModelOptions modelOptions() {
   options.fuseAttention = fuseAttention;
   options.maxSeqLen = maxSeqLen;
   options.dynamicShapes = dynamicShapes;
+  if (!noCache)
+    options.cacheDir = mp::defaultCacheDir();
   return options;
 }
 
@@ -580,10 +589,11 @@ int main(int argc, char **argv) {
     RunTimes times;
     if (!timeRuns([&] { return model->run(inputs, outputs); }, times))
       return 1;
-    llvm::outs() << llvm::format("time: compile %.1f ms; run mean %.3f ms, "
-                                 "min %.3f ms over %u runs\n",
-                                 compileMs, times.mean, times.best,
-                                 (unsigned)repeat);
+    llvm::outs() << llvm::format("time: compile %.1f ms (%s); run mean "
+                                 "%.3f ms, min %.3f ms over %u runs\n",
+                                 compileMs,
+                                 model->lastVariantSource().str().c_str(),
+                                 times.mean, times.best, (unsigned)repeat);
   }
 
   return finish(&ctx, outputs, mixed);

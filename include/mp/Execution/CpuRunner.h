@@ -16,6 +16,8 @@ class ExecutionEngine;
 
 namespace mp {
 
+class JitObject;
+
 /// A model compiled for the CPU for one set of input shapes.
 class CpuRunner {
 public:
@@ -26,10 +28,24 @@ public:
   /// JIT-compiles it. Inputs must name every graph input with its element
   /// type; errors (unknown or missing names, wrong dtype or rank, ops
   /// without a lowering) are emitted as diagnostics. Returns null on error.
+  /// With `object`, the compiled machine code goes there too (empty, with
+  /// a warning, when it cannot be had): what the compile cache keeps.
   static std::unique_ptr<CpuRunner>
   compile(mlir::OwningOpRef<mlir::ModuleOp> module,
-          llvm::ArrayRef<HostTensor> inputs,
-          const EntryOptions &options = {});
+          llvm::ArrayRef<HostTensor> inputs, const EntryOptions &options = {},
+          std::string *object = nullptr);
+
+  /// A runner for machine code `compile` produced, with the signature it
+  /// had: what a compile cache hit loads. Checks `inputs` as `compile`
+  /// does (null with a diagnostic at `loc` when they do not fit); null with
+  /// `linkError` set, and no diagnostic, when the code cannot be linked.
+  static std::unique_ptr<CpuRunner>
+  load(llvm::StringRef object, EntrySignature signature,
+       llvm::ArrayRef<HostTensor> inputs, const EntryOptions &options,
+       mlir::Location loc, std::string &linkError);
+
+  /// The entry's signature (what the compile cache keeps with the code).
+  const EntrySignature &entrySignature() const { return signature; }
 
   /// Runs on the `inputs` named as at compile time (with the same shapes,
   /// or any fitting ones for a dynamic-shape entry; others are ignored).
@@ -42,8 +58,11 @@ public:
 
 private:
   CpuRunner() = default;
+  /// The code: compiled here, or loaded from the compile cache.
   std::unique_ptr<mlir::ExecutionEngine> engine;
-  std::string entry;
+  std::unique_ptr<JitObject> object;
+  /// The packed entry (`_mlir_` + signature.symbol) in either.
+  void (*entry)(void **) = nullptr;
   /// The entry's inputs and outputs (no data), in-place outputs and caches.
   EntrySignature signature;
   /// signature.updatedBy(), computed once.

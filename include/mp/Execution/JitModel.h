@@ -13,6 +13,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,14 +59,29 @@ public:
   /// Number of JIT-compiled variants held.
   size_t numVariants() const { return variants.size(); }
 
+  /// How the last variant came to be: "compiled", "cached" (loaded from
+  /// the compile cache) or "" before the first.
+  llvm::StringRef lastVariantSource() const { return lastSource; }
+
 private:
   JitModel() = default;
   CpuRunner *variantFor(llvm::ArrayRef<HostTensor> inputs);
+  /// The variant from the compile cache (null on a miss), and the key to
+  /// store it under; an empty key: not cacheable.
+  std::unique_ptr<CpuRunner> cachedVariant(llvm::ArrayRef<HostTensor> inputs,
+                                           std::string &key);
+  /// Everything but the inputs that decides the compiled code; empty when
+  /// it cannot be known (an unreadable file).
+  const std::string &modelKey();
+  void storeVariant(llvm::StringRef key, const CpuRunner &runner,
+                    llvm::StringRef object, llvm::StringRef diagnostics);
 
   std::unique_ptr<OnnxModel> model;
   /// Compiled variants by key; the oldest is dropped past a small limit.
   std::map<std::string, std::unique_ptr<CpuRunner>> variants;
   std::vector<std::string> variantOrder;
+  std::optional<std::string> modelKeyText;
+  std::string lastSource;
 };
 
 } // namespace mp

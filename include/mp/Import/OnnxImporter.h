@@ -70,6 +70,13 @@ mlir::LogicalResult readOnnxSignature(llvm::StringRef path,
                                       std::vector<GraphValueInfo> &inputs,
                                       std::vector<GraphValueInfo> &outputs);
 
+/// The external data files of the model at `path` (as the importer resolves
+/// them: relative to the model's directory), sorted and unique. Reads the
+/// model without importing it; fails with a diagnostic when it cannot.
+mlir::LogicalResult listExternalDataFiles(llvm::StringRef path,
+                                          mlir::MLIRContext *context,
+                                          std::vector<std::string> &files);
+
 /// Prints the ONNX ops the importer handles, one per line:
 /// `domain op_type since_version,since_version,...`.
 void printSupportedOnnxOps(llvm::raw_ostream &os);

@@ -12,6 +12,7 @@
 #include "mp/Support/HostTensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
 
 #include <string>
 #include <vector>
@@ -74,6 +75,15 @@ struct EntrySignature {
   bool checkKvCache(llvm::ArrayRef<HostTensor> inputs,
                     std::string &error) const;
 };
+
+/// `entry` as JSON, element types in MLIR syntax: what a compiled variant
+/// is run by, kept beside its machine code in the compile cache.
+llvm::json::Value toJSON(const EntrySignature &entry);
+
+/// Reads what toJSON wrote; false with `error` when it is malformed.
+bool entrySignatureFromJSON(const llvm::json::Value &value,
+                            mlir::MLIRContext *ctx, EntrySignature &entry,
+                            std::string &error);
 
 /// How prepareEntry shapes the entry point beyond the input shapes.
 struct EntryOptions {

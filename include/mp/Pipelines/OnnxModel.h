@@ -65,6 +65,10 @@ struct ModelOptions {
   /// being specialized per shape. Inputs compiled in as constants still
   /// key variants by value.
   bool dynamicShapes = false;
+  /// Where JIT-compiled variants are kept between processes (see
+  /// CompileCache.h; defaultCacheDir() is the usual choice); empty: they
+  /// are not. Runs that write a plan compile regardless.
+  std::string cacheDir;
 };
 
 /// A graph input or output as the model declares it: dynamic dims are
