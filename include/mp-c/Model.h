@@ -97,6 +97,11 @@ typedef struct {
    * default (MP_CACHE_DIR, else $XDG_CACHE_HOME/mp or ~/.cache/mp), "off"
    * for none, else a folder (docs/running.md, "Compile cache"). */
   const char *cacheDir;
+  /** called as each compile stage ends ("import", "lowering", "LLVM",
+   * "cache load", ...) with its wall time, or NULL; on the thread that
+   * runs the model, with `progressUser`. */
+  void (*progress)(const char *stage, double milliseconds, void *user);
+  void *progressUser;
 } MpModelOptions;
 
 /** mpModelLoad with every option. `options` may be NULL (the defaults). */

@@ -178,9 +178,18 @@ int mpModelLoadWithOptions(const char *path, const MpModelOptions *given,
   handle->ctx.printOpOnDiagnostic(false);
   mp::CapturedDiagnostics diagnostics(&handle->ctx);
   mp::ModelOptions options = modelOptions(o);
+  mp::CompileProgress progress;
+  if (o.progress)
+    progress = [callback = o.progress, user = o.progressUser](StringRef stage,
+                                                              double ms) {
+      callback(stage.str().c_str(), ms, user);
+    };
+  mp::StageTimer loadTimer(progress);
   handle->model = mp::JitModel::load(&handle->ctx, path, options);
   if (!handle->model)
     return failWith(error, messageOf(diagnostics));
+  loadTimer.done("load");
+  handle->model->setProgress(std::move(progress));
   for (const mp::TensorSpec &s : handle->model->inputs())
     handle->inputs.push_back(record(s.name, s.elementType, s.shape));
   for (const mp::TensorSpec &s : handle->model->outputs())

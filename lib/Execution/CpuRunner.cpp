@@ -158,7 +158,9 @@ CpuRunner::load(StringRef object, EntrySignature signature,
 std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
                                               ArrayRef<HostTensor> inputs,
                                               const EntryOptions &entryOptions,
-                                              std::string *object) {
+                                              std::string *object,
+                                              const CompileProgress &progress) {
+  StageTimer timer(progress);
   MLIRContext *ctx = module->getContext();
   Location loc = module->getLoc();
   auto runner = std::unique_ptr<CpuRunner>(new CpuRunner());
@@ -182,6 +184,7 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
                      /*pooledAllocations=*/true);
   if (failed(lower.run(*module)))
     return nullptr;
+  timer.done("lowering");
 
   initializeJitTarget();
   registerBuiltinDialectTranslation(*ctx);
@@ -223,6 +226,7 @@ std::unique_ptr<CpuRunner> CpuRunner::compile(OwningOpRef<ModuleOp> module,
                           << llvm::toString(entry.takeError()),
            nullptr;
   runner->entry = *entry;
+  timer.done("LLVM");
   std::string error;
   if (object && !readObject(**engine, *object, error)) {
     emitWarning(loc) << "the compiled model is not cached: " << error;

@@ -191,8 +191,10 @@ CpuRunner *JitModel::variantFor(ArrayRef<HostTensor> inputs) {
     return it->second.get();
 
   std::string cacheKey;
+  StageTimer timer(progress);
   std::unique_ptr<CpuRunner> runner = cachedVariant(inputs, cacheKey);
   if (runner) {
+    timer.done("cache load");
     lastSource = "cached";
   } else {
     // What the compile says besides errors is kept with the variant and
@@ -209,12 +211,13 @@ CpuRunner *JitModel::variantFor(ArrayRef<HostTensor> inputs) {
           return failure(); // and on to the handler that prints it
         });
       std::vector<HostTensor> runtimeInputs;
-      OwningOpRef<ModuleOp> module = model->buildVariant(inputs, runtimeInputs);
+      OwningOpRef<ModuleOp> module =
+          model->buildVariant(inputs, runtimeInputs, progress);
       if (!module)
         return nullptr;
-      runner = CpuRunner::compile(std::move(module), runtimeInputs,
-                                  model->entryOptions(),
-                                  cacheKey.empty() ? nullptr : &object);
+      runner = CpuRunner::compile(
+          std::move(module), runtimeInputs, model->entryOptions(),
+          cacheKey.empty() ? nullptr : &object, progress);
       if (!runner)
         return nullptr;
     }
@@ -222,7 +225,9 @@ CpuRunner *JitModel::variantFor(ArrayRef<HostTensor> inputs) {
       std::string text;
       llvm::raw_string_ostream os(text);
       os << llvm::json::Value(std::move(diagnostics));
+      StageTimer store(progress);
       storeVariant(cacheKey, *runner, object, text);
+      store.done("cache store");
     }
     lastSource = "compiled";
   }

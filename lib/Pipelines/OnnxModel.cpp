@@ -344,7 +344,9 @@ std::string OnnxModel::variantKey(ArrayRef<HostTensor> inputs) const {
 
 OwningOpRef<ModuleOp>
 OnnxModel::buildVariant(ArrayRef<HostTensor> inputs,
-                        std::vector<HostTensor> &runtimeInputs) {
+                        std::vector<HostTensor> &runtimeInputs,
+                        const CompileProgress &progress) {
+  StageTimer timer(progress);
   ImportOptions importOptions;
   runtimeInputs.clear();
   for (const HostTensor &t : inputs) {
@@ -380,6 +382,7 @@ OnnxModel::buildVariant(ArrayRef<HostTensor> inputs,
   firstImport = nullptr;
   if (!module)
     return nullptr;
+  timer.done("import");
   if (!modelOptions.trainingStep.empty() && failed(buildTrainingStep(*module)))
     return nullptr;
   if (modelOptions.fuseAttention || modelOptions.mixed ||
@@ -401,6 +404,7 @@ OnnxModel::buildVariant(ArrayRef<HostTensor> inputs,
     if (failed(pm.run(*module)))
       return nullptr;
   }
+  timer.done("fusion and precision");
   return module;
 }
 

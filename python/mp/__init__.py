@@ -27,9 +27,10 @@ subpackages (``mp.models``, ``mp.tools``, ``mp.emu``) does not load it.
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,13 +58,25 @@ class _Tensor(ctypes.Structure):
     ]
 
 
+# void (*)(const char *stage, double milliseconds, void *user)
+_PROGRESS = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_double, ctypes.c_void_p)
+
+# Compile stages go to this logger (INFO) unless compile() is given a callback.
+_log = logging.getLogger("mp")
+
+
+def _log_stage(stage: str, milliseconds: float) -> None:
+    _log.info("compile stage %s: %.1f ms", stage, milliseconds)
+
+
 class _Options(ctypes.Structure):
     """MpModelOptions (include/mp-c/Model.h)."""
     _fields_ = [("precision", ctypes.c_char_p), ("policy", ctypes.c_char_p),
                 ("trainingStep", ctypes.c_char_p), ("lossScaling", ctypes.c_char_p),
                 ("fuseAttention", ctypes.c_int), ("maxSeqLen", ctypes.c_int64),
                 ("dynamicShapes", ctypes.c_int), ("ranges", ctypes.c_char_p),
-                ("cacheDir", ctypes.c_char_p)]
+                ("cacheDir", ctypes.c_char_p), ("progress", _PROGRESS),
+                ("progressUser", ctypes.c_void_p)]
 
 
 def library_path() -> Path:
@@ -226,7 +239,8 @@ class Model:
                  training: str | None = None, loss_scaling: str | None = None,
                  fuse_attention: bool = False, max_seq_len: int | None = None,
                  dynamic_shapes: bool = False, ranges: str | os.PathLike | None = None,
-                 calibration: Sequence | None = None, cache: bool | str | os.PathLike = True):
+                 calibration: Sequence | None = None, cache: bool | str | os.PathLike = True,
+                 progress: Callable[[str, float], None] | None = None):
         lib = _library()
         self._lib = lib
         self._handle = ctypes.c_void_p()
@@ -244,6 +258,11 @@ class Model:
         error = ctypes.c_void_p()
         options = _options(precision, policy, ranges, training, loss_scaling,
                            fuse_attention, max_seq_len, dynamic_shapes, cache)
+        # Variants compile at runs, long after this call: the callback lives
+        # as long as the model.
+        report = progress or _log_stage
+        self._progress = _PROGRESS(lambda stage, ms, _user: report(stage.decode(), ms))
+        options.progress = self._progress
         rc = lib.mpModelLoadWithOptions(os.fsencode(path), ctypes.byref(options),
                                         ctypes.byref(self._handle), ctypes.byref(error))
         _check(rc, error)
@@ -312,7 +331,8 @@ def compile(path: str | os.PathLike, precision: str = "fp32",
             dynamic_shapes: bool = False,
             calibration: Sequence | None = None,
             ranges: str | os.PathLike | None = None,
-            cache: bool | str | os.PathLike = True) -> Model:
+            cache: bool | str | os.PathLike = True,
+            progress: Callable[[str, float], None] | None = None) -> Model:
     """Loads an ONNX model for CPU execution in ``precision`` ("fp32" or
     "mixed", with an optional precision ``policy`` JSON file).
 
@@ -343,13 +363,20 @@ def compile(path: str | os.PathLike, precision: str = "fp32",
     ``compile`` of the same model, options and input shapes loads instead of
     compiling: ``True`` uses ``MP_CACHE_DIR`` (default ``~/.cache/mp``),
     ``False`` compiles every time, a path names the folder
-    (docs/running.md, "Compile cache")."""
+    (docs/running.md, "Compile cache").
+
+    ``progress(stage, milliseconds)`` is called as each compile stage ends
+    ("load", "import", "fusion and precision", "lowering", "LLVM",
+    "cache store", or "cache load" on a cache hit); without it the stages go
+    to the ``mp`` logger at INFO level (``logging.basicConfig(level="INFO")``
+    shows them)."""
     if (calibration is not None or ranges is not None) and precision != "mixed":
         raise Error("calibration and ranges apply to precision='mixed'")
     return Model(path, precision, policy, training=training,
                  loss_scaling=loss_scaling, fuse_attention=fuse_attention,
                  max_seq_len=max_seq_len, dynamic_shapes=dynamic_shapes,
-                 ranges=ranges, calibration=calibration, cache=cache)
+                 ranges=ranges, calibration=calibration, cache=cache,
+                 progress=progress)
 
 
 from .library import DeviceArray, Library, load  # noqa: E402  (needs Error above)

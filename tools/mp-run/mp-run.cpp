@@ -163,6 +163,11 @@ static cl::opt<bool> noCache(
              "~/.cache/mp; MP_CACHE_DIR=off disables it) holds this model "
              "compiled for these inputs, and do not store the result"));
 
+static cl::opt<bool> progressOpt(
+    cl::cat(toolOptions), "progress",
+    cl::desc("print each compile stage as it ends, with its time, to stderr "
+             "(mp-run: progress: STAGE: MS ms)"));
+
 static int fail(const Twine &message) {
   llvm::errs() << "mp-run: error: " << message << "\n";
   return 1;
@@ -528,10 +533,20 @@ int main(int argc, char **argv) {
   if (!precisionDiffDir.empty())
     return diffModel(&ctx, options);
 
+  mp::CompileProgress progress;
+  if (progressOpt)
+    progress = [](StringRef stage, double ms) {
+      llvm::errs() << llvm::format("mp-run: progress: %s: %.1f ms\n",
+                                   stage.str().c_str(), ms);
+    };
+  mp::StageTimer loadTimer(progress);
   std::unique_ptr<mp::JitModel> model =
       mp::JitModel::load(&ctx, modelPath, options);
   if (!model || !model->nameInputs(inputs))
     return 1;
+  // Loading reads the signature and imports the model once.
+  loadTimer.done("load");
+  model->setProgress(progress);
 
   // --input-shape pins: checked against given inputs, used for generated
   // ones.

@@ -4,6 +4,7 @@
 #define MP_EXECUTION_CPURUNNER_H
 
 #include "mp/Pipelines/Entry.h"
+#include "mp/Support/CompileProgress.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -30,10 +31,11 @@ public:
   /// without a lowering) are emitted as diagnostics. Returns null on error.
   /// With `object`, the compiled machine code goes there too (empty, with
   /// a warning, when it cannot be had): what the compile cache keeps.
+  /// `progress` hears of the lowering and of LLVM's work.
   static std::unique_ptr<CpuRunner>
   compile(mlir::OwningOpRef<mlir::ModuleOp> module,
           llvm::ArrayRef<HostTensor> inputs, const EntryOptions &options = {},
-          std::string *object = nullptr);
+          std::string *object = nullptr, const CompileProgress &progress = {});
 
   /// A runner for machine code `compile` produced, with the signature it
   /// had: what a compile cache hit loads. Checks `inputs` as `compile`

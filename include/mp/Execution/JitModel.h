@@ -59,6 +59,11 @@ public:
   /// Number of JIT-compiled variants held.
   size_t numVariants() const { return variants.size(); }
 
+  /// Who hears of each compile stage as it ends (see CompileProgress.h):
+  /// import, fusion and precision, lowering, LLVM, cache store; or, when
+  /// the compile cache has the variant, cache load.
+  void setProgress(CompileProgress callback) { progress = std::move(callback); }
+
   /// How the last variant came to be: "compiled", "cached" (loaded from
   /// the compile cache) or "" before the first.
   llvm::StringRef lastVariantSource() const { return lastSource; }
@@ -82,6 +87,7 @@ private:
   std::vector<std::string> variantOrder;
   std::optional<std::string> modelKeyText;
   std::string lastSource;
+  CompileProgress progress;
 };
 
 } // namespace mp

@@ -12,6 +12,7 @@
 #define MP_PIPELINES_ONNXMODEL_H
 
 #include "mp/Pipelines/Entry.h"
+#include "mp/Support/CompileProgress.h"
 #include "mp/Support/HostTensor.h"
 #include "mp/Transforms/Passes.h"
 
@@ -119,9 +120,11 @@ public:
   /// shapes compiled in as constants, then fuses attention and assigns mixed
   /// precision as the options say. `runtimeInputs` receives the inputs that
   /// stay arguments, in the order given. Null (with a diagnostic) on error.
+  /// `progress` hears of the import and of fusion and precision.
   mlir::OwningOpRef<mlir::ModuleOp>
   buildVariant(llvm::ArrayRef<HostTensor> inputs,
-               std::vector<HostTensor> &runtimeInputs);
+               std::vector<HostTensor> &runtimeInputs,
+               const CompileProgress &progress = {});
 
   /// With `dynamicShapes`: the inputs whose shapes are fixed although the
   /// model declares dynamic dims (mp-compile --input-shape). Every variant
