@@ -18,9 +18,11 @@ config.test_exec_root = os.path.join(config.mp_obj_root, "test")
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-# The JIT's compile cache: the build's own, never the user's; tests that
-# compile a model twice load it the second time (test/Execution/compile-cache
-# tests the cache itself).
+# The compile cache (the JIT's variants, mp-compile's libraries): the
+# build's own, never the user's; tests that compile a model twice load it the
+# second time, also in a later lit run (test/Execution/compile-cache and
+# test/Compile/compile-cache test the cache itself). A test that checks the
+# stage lines of a real mp-compile passes --no-cache.
 config.environment["MP_CACHE_DIR"] = os.path.join(config.test_exec_root, "jit-cache")
 config.environment["MP_CACHE_MAX_MB"] = "512"
 

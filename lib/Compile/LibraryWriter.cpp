@@ -6,6 +6,7 @@
 #include "mp/Dialect/Mp/IR/MpOps.h"
 #include "mp/Pipelines/CudaToolkit.h"
 #include "mp/Precision/OpInfo.h"
+#include "mp/Support/CompileCache.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -17,6 +18,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -28,6 +30,9 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <dlfcn.h>
 
 using namespace mlir;
 
@@ -45,9 +50,9 @@ LogicalResult writeText(Location loc, StringRef path, StringRef text) {
   return success();
 }
 
-/// The host C compiler that compiles the wrapper and links the library.
-FailureOr<std::string> findHostCompiler(Location loc,
-                                        const LibraryOptions &options) {
+/// The host C compiler that compiles the wrapper and links the library, or
+/// nothing when none is found.
+std::optional<std::string> hostCompiler(const LibraryOptions &options) {
   if (!options.hostCompiler.empty())
     return options.hostCompiler;
   if (const char *cc = std::getenv("MP_CC"))
@@ -55,6 +60,13 @@ FailureOr<std::string> findHostCompiler(Location loc,
   for (StringRef name : {"clang-22", "clang", "cc"})
     if (auto path = llvm::sys::findProgramByName(name))
       return *path;
+  return std::nullopt;
+}
+
+FailureOr<std::string> findHostCompiler(Location loc,
+                                        const LibraryOptions &options) {
+  if (std::optional<std::string> cc = hostCompiler(options))
+    return *cc;
   return emitError(loc) << "no C compiler to link the library: install "
                            "clang-22 or set MP_CC",
          failure();
@@ -168,6 +180,68 @@ LogicalResult runCommand(Location loc, ArrayRef<std::string> argv) {
 }
 
 } // namespace
+
+LibraryPaths libraryPaths(StringRef outputPath) {
+  SmallString<128> out(outputPath);
+  llvm::sys::fs::make_absolute(out);
+  SmallString<128> header(out), json(out);
+  llvm::sys::path::replace_extension(header, ".h");
+  llvm::sys::path::replace_extension(json, ".json");
+  return {std::string(out), std::string(header), std::string(json)};
+}
+
+std::string libraryToolchainKey(const LibraryOptions &options) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  auto stamp = [&](StringRef what, StringRef path) {
+    SmallString<256> real;
+    if (llvm::sys::fs::real_path(path, real))
+      real = path;
+    llvm::sys::fs::file_status status;
+    os << what << " " << real;
+    if (llvm::sys::fs::status(real, status))
+      os << " missing\n";
+    else
+      os << " " << status.getSize() << " bytes, modified "
+         << status.getLastModificationTime().time_since_epoch().count() << "\n";
+  };
+  auto hash = [&](StringRef what, StringRef path) {
+    os << what << " " << path << " "
+       << hashFile(path).value_or(std::string("missing")) << "\n";
+  };
+  // The code generators and the pipeline's passes: in the shared libraries
+  // of an LLVM installation, or in this binary (see buildFingerprint).
+  os << "llvm " << LLVM_VERSION_STRING << "\n";
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&llvm::sys::getProcessTriple), &info) &&
+      info.dli_fname)
+    stamp("libLLVM", info.dli_fname);
+  if (dladdr(reinterpret_cast<void *>(&translateModuleToLLVMIR), &info) &&
+      info.dli_fname)
+    stamp("libMLIR", info.dli_fname);
+  std::optional<std::string> cc = hostCompiler(options);
+  if (cc)
+    stamp("cc", *cc);
+  else
+    os << "cc none\n";
+  auto [runtimeInclude, runtimeLib] = runtimeDirs();
+  SmallString<256> header(runtimeInclude), runtime(runtimeLib);
+  llvm::sys::path::append(header, "mp", "runtime.h");
+  llvm::sys::path::append(runtime, "libmp_runtime.so");
+  hash("runtime header", header);
+  hash("runtime library", runtime);
+  if (options.target == LibraryOptions::Target::Cuda) {
+    std::string toolkit =
+        options.cuda.toolkit.empty() ? findCudaToolkit() : options.cuda.toolkit;
+    SmallString<256> ptxas(toolkit), libdevice(toolkit);
+    llvm::sys::path::append(ptxas, "bin", "ptxas");
+    llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+    os << "cuda toolkit " << toolkit << "\n";
+    stamp("ptxas", ptxas);
+    hash("libdevice", libdevice);
+  }
+  return key;
+}
 
 LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
                            const LibraryOptions &options,
@@ -302,8 +376,8 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
   FailureOr<std::string> cc = findHostCompiler(loc, options);
   if (failed(cc))
     return failure();
-  SmallString<128> out(options.outputPath);
-  llvm::sys::fs::make_absolute(out);
+  LibraryPaths paths = libraryPaths(options.outputPath);
+  StringRef out = paths.library;
   if (std::error_code ec = llvm::sys::fs::create_directories(
           llvm::sys::path::parent_path(out)))
     return emitError(loc) << "cannot create the folder of '" << out
@@ -328,9 +402,7 @@ LogicalResult writeLibrary(ModuleOp module, const EntrySignature &entry,
 
   // libNAME.h and libNAME.json beside libNAME.so.
   StringRef stem = llvm::sys::path::stem(out);
-  SmallString<128> header(out), json(out);
-  llvm::sys::path::replace_extension(header, ".h");
-  llvm::sys::path::replace_extension(json, ".json");
+  StringRef header = paths.header, json = paths.description;
   if (failed(writeText(loc, header, headerSource(entry, options, stem))) ||
       failed(writeText(loc, json, descriptionJson(entry, options, arena))))
     return failure();

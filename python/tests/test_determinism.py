@@ -197,8 +197,9 @@ COMPILES = {
 
 @pytest.fixture(scope="module")
 def compiled(models, tmp_path_factory):
-    """compiled(name) -> (folder a, folder b): COMPILES[name] built twice at
-    once, each as out/libNAME.so in its own folder; built on first use."""
+    """compiled(name) -> (library a, library b, [model, options...]):
+    COMPILES[name] built twice at once, each as out/libNAME.so in its own
+    folder; built on first use."""
     require_built(MP_COMPILE)
     done = {}
 
@@ -210,9 +211,12 @@ def compiled(models, tmp_path_factory):
             folder = models[model]
             options = [o.format(data=folder / "test_data_set_0") for o in options]
             lib = f"out/lib{name.replace('-', '_')}.so"
+            # --no-cache: two real compiles (test_mp_compile_cache_hit_is_byte_identical
+            # checks what the compile cache copies).
             a, b, _, _ = _twice(tmp_path_factory.mktemp(name),
-                                [MP_COMPILE, folder / "model.onnx", "-o", lib, *options])
-            done[name] = (a / lib, b / lib)
+                                [MP_COMPILE, folder / "model.onnx", "-o", lib, *options,
+                                 "--no-cache"])
+            done[name] = (a / lib, b / lib, [folder / "model.onnx", *options])
         return done[name]
     return get
 
@@ -223,12 +227,35 @@ def test_mp_compile_is_byte_identical(name, compiled):
     object code that depends on hash-map or thread order (kernel outlining,
     arena offsets, GPU module merging), the scratch folder's name in the
     object or the link, and a timestamp or random build id."""
-    a, b = compiled(name)
+    a, b, _ = compiled(name)
     for suffix in (".so", ".h", ".json"):
         _assert_same_bytes(a.with_suffix(suffix), b.with_suffix(suffix), f"mp-compile {name}")
     desc = json.loads(a.with_suffix(".json").read_text())
     assert desc["target"] == ("cuda" if "cuda" in name else "cpu")
     assert desc["precision"] == ("fp32" if "fp32" in name else "mixed")
+
+
+@pytest.mark.parametrize("name", ["tts-mixed", "tts-cuda-mixed"])
+def test_mp_compile_cache_hit_is_byte_identical(name, compiled, tmp_path):
+    """mp-compile's compile cache: a compile that stores the library, then one
+    into another folder that copies it, give the bytes of a compile without
+    the cache."""
+    a, _, argv = compiled(name)
+    env = {**ENV, "MP_CACHE_DIR": str(tmp_path / "cache")}
+    errs = []
+    for folder in ("store", "hit"):
+        (tmp_path / folder).mkdir()
+        p = subprocess.run([str(MP_COMPILE), *map(str, argv), "-o", f"out/{a.name}"],
+                           cwd=tmp_path / folder, env=env, text=True, capture_output=True)
+        assert p.returncode == 0, p.stderr
+        errs.append(p.stderr)
+    assert "loaded from the compile cache" not in errs[0] and "lowering" in errs[0], errs[0]
+    assert "loaded from the compile cache" in errs[1] and "lowering" not in errs[1], errs[1]
+    for folder in ("store", "hit"):
+        for suffix in (".so", ".h", ".json"):
+            _assert_same_bytes(a.with_suffix(suffix),
+                               (tmp_path / folder / "out" / a.name).with_suffix(suffix),
+                               f"mp-compile {name} through the compile cache")
 
 
 # --- The runtime --------------------------------------------------------------

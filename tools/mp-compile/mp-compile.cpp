@@ -7,21 +7,25 @@
 //              [--shapes-from DIR] [--emit library|mlir|llvm|ptx]
 //              [--block-size N] [--no-tensor-cores]
 //              [--training "loss=NAME optimizer=adamw ..."]
-//              [--loss-scaling "mode=dynamic ..."]
+//              [--loss-scaling "mode=dynamic ..."] [--no-cache]
 //
 // Writes libtts.so (host code, and for CUDA a cubin per architecture),
 // libtts.h and libtts.json. Running it needs only the mp runtime. Every
 // dynamic input dim must be pinned (--input-shape, or the inputs of an ONNX
 // test_data_set folder with --shapes-from, which also gives the values of
-// inputs that decide shapes), or kept with --dynamic-shapes.
+// inputs that decide shapes), or kept with --dynamic-shapes. A compile of
+// the same model with the same options copies the files an earlier one
+// left in the compile cache (MP_CACHE_DIR) instead.
 // Exit code 0 on success, 1 on any error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mp/Compile/Library.h"
+#include "mp/Import/OnnxImporter.h"
 #include "mp/Import/TensorFile.h"
 #include "mp/Pipelines/CudaToolkit.h"
 #include "mp/Pipelines/OnnxModel.h"
+#include "mp/Support/CompileCache.h"
 #include "mp/Support/ShapeSyntax.h"
 #include "mp/Support/ToolOptions.h"
 
@@ -33,8 +37,14 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+
+#include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -118,6 +128,12 @@ static cl::opt<bool> dynamicShapes(
     cl::desc("keep the dynamic dims of inputs not given with "
              "--input-shape or --shapes-from; the library then runs through "
              "mp_library_run_shaped and reports output shapes per run"));
+
+static cl::opt<bool> noCache(
+    cl::cat(toolOptions), "no-cache",
+    cl::desc("compile even when the compile cache (MP_CACHE_DIR, default "
+             "~/.cache/mp; MP_CACHE_DIR=off disables it) holds this "
+             "library, and do not store the result"));
 
 static int fail(const Twine &message) {
   llvm::errs() << "mp-compile: error: " << message << "\n";
@@ -217,7 +233,259 @@ static bool collectInputs(MLIRContext *ctx, mp::OnnxModel &model,
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// The compile cache: a compile of the same model with the same options
+// copies the library, header and description an earlier one stored.
+//===----------------------------------------------------------------------===//
+
+/// The entry kind and the names of its files: fixed, since a hit writes
+/// them wherever -o says.
+static constexpr StringLiteral kCacheKind = "library";
+static constexpr StringLiteral kLibraryFile = "library.so";
+static constexpr StringLiteral kHeaderFile = "library.h";
+static constexpr StringLiteral kDescriptionFile = "library.json";
+/// What the compile said that a hit says again: its warnings and remarks
+/// as printed, and the activation arena line.
+static constexpr StringLiteral kMessagesFile = "messages.txt";
+/// The progress line that a hit says again.
+static constexpr StringLiteral kArenaLine = "mp-compile: activation arena:";
+
+/// Whether every option given on the command line is one the cache key
+/// holds (or -o and --no-cache, which do not change the outputs). LLVM's
+/// and MLIR's own options (--mlir-print-ir-after=..., code generator flags)
+/// print during the compile or change it: such a compile always compiles,
+/// as does one with a tool option added without a place in the key.
+static bool keyHoldsCommandLine() {
+  static constexpr StringLiteral keyed[] = {"o",
+                                            "target",
+                                            "gpu",
+                                            "precision",
+                                            "policy",
+                                            "ranges",
+                                            "fuse-attention",
+                                            "max-seq-len",
+                                            "training",
+                                            "loss-scaling",
+                                            "input-shape",
+                                            "shapes-from",
+                                            "emit",
+                                            "block-size",
+                                            "no-tensor-cores",
+                                            "no-flash-attention",
+                                            "cpu",
+                                            "dynamic-shapes",
+                                            "no-cache"};
+  for (const auto &[name, option] : cl::getRegisteredOptions())
+    if (option->getNumOccurrences() > 0 && !llvm::is_contained(keyed, name))
+      return false;
+  return true;
+}
+
+/// The cache key of this compile: everything that decides the bytes of the
+/// library, header and description. Empty when the compile is not cached:
+/// a stage is emitted, the command line holds options the key does not, or
+/// a file cannot be read (the compile then says why).
+static std::string libraryCacheKey(MLIRContext *ctx,
+                                   const mp::LibraryOptions &options) {
+  if (options.emit != mp::LibraryOptions::Emit::Library ||
+      mp::buildFingerprint().empty() || !keyHoldsCommandLine())
+    return "";
+  bool ok = true;
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << "mp-compile library 1\n"
+     << mp::buildFingerprint() << "\n"
+     << mp::libraryToolchainKey(options);
+  auto file = [&](const Twine &what, StringRef path) {
+    std::optional<std::string> hash = mp::hashFile(path);
+    ok &= hash.has_value();
+    os << what << " " << hash.value_or("?") << "\n";
+  };
+  file("model", modelPath);
+  std::vector<std::string> external;
+  {
+    // Unreadable: not cached; the import says why.
+    ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+    ok &= succeeded(mp::listExternalDataFiles(modelPath, ctx, external));
+  }
+  StringRef dir = llvm::sys::path::parent_path(modelPath);
+  for (StringRef path : llvm::map_range(
+           external, [](const std::string &s) { return StringRef(s); }))
+    file("external " + path.drop_front(dir.size()), path);
+  if (!policyFile.empty())
+    file("policy", policyFile);
+  if (!rangesFile.empty())
+    file("ranges", rangesFile);
+  if (!shapesFrom.empty()) {
+    if (!llvm::sys::fs::is_directory(shapesFrom))
+      return "";
+    for (const std::string &path : mp::numberedFiles(shapesFrom, "input"))
+      file("shapes-from " + llvm::sys::path::filename(path), path);
+  }
+  // Every other option as given, and the names that reach the outputs: the
+  // model's path (their "generated from" lines and the description's
+  // source) and the output's file name (the header guard).
+  llvm::json::Array shapes;
+  for (const std::string &shape : inputShapes)
+    shapes.push_back(shape);
+  os << llvm::json::Value(llvm::json::Object{
+            {"source", options.sourcePath},
+            {"output-name", llvm::sys::path::filename(options.outputPath)},
+            {"target", target.getValue()},
+            {"gpu", llvm::json::Array(options.cuda.chips)},
+            {"ptx-features", options.cuda.features},
+            {"block-size", blockSize.getValue()},
+            {"tensor-cores", options.cuda.tensorCores},
+            {"flash-attention", options.cuda.flashAttention},
+            {"cpu", options.hostCpu},
+            {"precision", options.precision},
+            {"fuse-attention", fuseAttention.getValue()},
+            {"max-seq-len", maxSeqLen.getValue()},
+            {"dynamic-shapes", dynamicShapes.getValue()},
+            {"training", training.getValue()},
+            {"loss-scaling", lossScaling.getValue()},
+            {"input-shape", std::move(shapes)},
+            {"shapes-from", !shapesFrom.empty()}})
+     << "\n";
+  return ok ? key : "";
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed into place: a
+/// process that has the old library loaded keeps its copy.
+static bool writeOutput(StringRef path, StringRef bytes, unsigned mode,
+                        std::string &error) {
+  int fd;
+  SmallString<256> tmp;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+          path + ".tmp-%%%%%%%%", fd, tmp, llvm::sys::fs::OF_None, mode)) {
+    error = "cannot write '" + path.str() + "': " + ec.message();
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << bytes;
+    os.close();
+    if (os.has_error()) {
+      error = "cannot write '" + tmp.str().str() + "': " + os.error().message();
+      os.clear_error();
+      llvm::sys::fs::remove(tmp);
+      return false;
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    error = "cannot write '" + path.str() + "': " + ec.message();
+    llvm::sys::fs::remove(tmp);
+    return false;
+  }
+  return true;
+}
+
+/// A hit: writes the entry's files where a compile would have and says
+/// again what the compile said. Nothing when the entry lacks a file (then
+/// it compiles); 1 when an output cannot be written.
+static std::optional<int>
+writeCachedLibrary(const mp::CompileCache &cache, StringRef key,
+                   const mp::CacheFiles &files, StringRef outputPath,
+                   std::chrono::steady_clock::time_point start) {
+  auto get = [&](StringRef name) -> const std::string * {
+    auto it = files.find(name.str());
+    return it == files.end() ? nullptr : &it->second;
+  };
+  const std::string *library = get(kLibraryFile), *header = get(kHeaderFile),
+                    *description = get(kDescriptionFile),
+                    *messages = get(kMessagesFile);
+  std::string entry = cache.entryPath(kCacheKind, key);
+  if (!library || !header || !description || !messages) {
+    llvm::errs() << "mp-compile: warning: compile cache entry " << entry
+                 << " lacks its files; compiling\n";
+    return std::nullopt;
+  }
+  mp::LibraryPaths paths = mp::libraryPaths(outputPath);
+  std::string error;
+  namespace fs = llvm::sys::fs;
+  if (std::error_code ec =
+          fs::create_directories(llvm::sys::path::parent_path(paths.library)))
+    return fail("cannot create the folder of '" + paths.library +
+                "': " + ec.message());
+  // The modes the linker and a plain file write give (less the umask).
+  if (!writeOutput(paths.library, *library, fs::all_all, error) ||
+      !writeOutput(paths.header, *header, fs::all_read | fs::all_write,
+                   error) ||
+      !writeOutput(paths.description, *description,
+                   fs::all_read | fs::all_write, error))
+    return fail(error);
+  llvm::errs() << *messages;
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  llvm::errs() << llvm::formatv(
+      "mp-compile: loaded from the compile cache ({0}) in {1:F1} ms\n", entry,
+      ms);
+  llvm::errs() << "mp-compile: wrote " << paths.library << ", " << paths.header
+               << ", " << paths.description << "\n";
+  return 0;
+}
+
+/// After a compile: stores the files it wrote and what it said.
+static void storeLibrary(const mp::CompileCache &cache, StringRef key,
+                         StringRef outputPath, StringRef messages) {
+  mp::LibraryPaths paths = mp::libraryPaths(outputPath);
+  mp::CacheFiles files{{kMessagesFile.str(), messages.str()}};
+  std::string error;
+  for (auto [name, path] : {std::pair(kLibraryFile, &paths.library),
+                            std::pair(kHeaderFile, &paths.header),
+                            std::pair(kDescriptionFile, &paths.description)}) {
+    auto buffer = llvm::MemoryBuffer::getFile(*path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    if (!buffer) {
+      error = "cannot read '" + *path + "': " + buffer.getError().message();
+      break;
+    }
+    files[name.str()] = (*buffer)->getBuffer().str();
+  }
+  if (error.empty())
+    cache.store(kCacheKind, key, files, error);
+  if (!error.empty())
+    llvm::errs() << "mp-compile: warning: the library is not cached: " << error
+                 << "\n";
+}
+
+namespace {
+/// Prints the diagnostics it is given as the tool prints them, into a
+/// string: what a cache hit says again.
+struct DiagnosticRecorder : SourceMgrDiagnosticHandler {
+  using SourceMgrDiagnosticHandler::emitDiagnostic;
+  using SourceMgrDiagnosticHandler::SourceMgrDiagnosticHandler;
+};
+
+/// writeLibrary's progress, to stderr; the activation arena line also goes
+/// to `replay`.
+class ProgressStream : public llvm::raw_ostream {
+public:
+  explicit ProgressStream(llvm::raw_ostream &replay) : replay(replay) {
+    SetUnbuffered();
+  }
+
+private:
+  void write_impl(const char *ptr, size_t size) override {
+    llvm::errs().write(ptr, size);
+    written += size;
+    line.append(ptr, size);
+    for (size_t end; (end = line.find('\n')) != std::string::npos;
+         line.erase(0, end + 1))
+      if (StringRef(line).starts_with(kArenaLine))
+        replay << StringRef(line).take_front(end + 1);
+  }
+  uint64_t current_pos() const override { return written; }
+
+  llvm::raw_ostream &replay;
+  std::string line;
+  uint64_t written = 0;
+};
+} // namespace
+
 int main(int argc, char **argv) {
+  auto start = std::chrono::steady_clock::now();
   llvm::InitLLVM init(argc, argv);
   mp::hideLibraryOptions({&toolOptions});
   // --mlir-print-ir-after=PASS and friends, for looking inside the pipeline
@@ -286,7 +554,38 @@ int main(int argc, char **argv) {
   MLIRContext ctx(registry);
   ctx.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
+  // The warnings and remarks of a compile that the cache stores are also
+  // printed into `messages`: by the recorder, registered first since the
+  // handler that prints to stderr ends the chain, through the one on top.
+  std::string messages;
+  llvm::raw_string_ostream messagesStream(messages);
+  DiagnosticRecorder recorder(sourceMgr, &ctx, messagesStream);
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
+  std::optional<mp::CompileCache> cache;
+  ScopedDiagnosticHandler record(&ctx, [&](Diagnostic &d) {
+    if (cache && (d.getSeverity() == DiagnosticSeverity::Warning ||
+                  d.getSeverity() == DiagnosticSeverity::Remark))
+      recorder.emitDiagnostic(d);
+    return failure(); // and on to the handler that prints it
+  });
+
+  std::string cacheKey;
+  if (std::string dir = noCache ? "" : mp::defaultCacheDir(); !dir.empty()) {
+    cacheKey = libraryCacheKey(&ctx, options);
+    if (!cacheKey.empty())
+      cache.emplace(dir);
+  }
+  if (cache) {
+    std::string problem;
+    std::optional<mp::CacheFiles> files =
+        cache->lookup(kCacheKind, cacheKey, &problem);
+    if (!problem.empty())
+      llvm::errs() << "mp-compile: warning: " << problem << "\n";
+    if (files)
+      if (std::optional<int> rc =
+              writeCachedLibrary(*cache, cacheKey, *files, outputPath, start))
+        return *rc;
+  }
 
   mp::ModelOptions modelOptions;
   modelOptions.mixed = precision == "mixed";
@@ -335,7 +634,10 @@ int main(int argc, char **argv) {
       entryOptions.pinnedInputs.push_back(t.name);
   if (failed(mp::prepareEntry(*module, runtimeInputs, entry, entryOptions)))
     return 1;
-  if (failed(mp::writeLibrary(*module, entry, options, llvm::errs())))
+  ProgressStream progress(messagesStream);
+  if (failed(mp::writeLibrary(*module, entry, options, progress)))
     return 1;
+  if (cache)
+    storeLibrary(*cache, cacheKey, outputPath, messages);
   return 0;
 }

@@ -59,6 +59,23 @@ mlir::LogicalResult writeLibrary(mlir::ModuleOp module,
                                  const LibraryOptions &options,
                                  llvm::raw_ostream &progress);
 
+/// The files of a library build: the library at `outputPath` (made
+/// absolute), `NAME.h` and `NAME.json` beside it.
+struct LibraryPaths {
+  std::string library, header, description;
+};
+LibraryPaths libraryPaths(llvm::StringRef outputPath);
+
+/// What decides the bytes writeLibrary writes besides the module and
+/// `options`, as text for mp-compile's compile cache key: the LLVM version
+/// and the shared LLVM and MLIR libraries this process runs with, the host
+/// compiler, the runtime's header and library (and their folders, which the
+/// library's rpath names) and, for the CUDA target, the toolkit's ptxas and
+/// libdevice. Programs and shared libraries are identified by their real
+/// path, size and modification time (a reinstall changes them), the
+/// runtime's files and libdevice by their hash.
+std::string libraryToolchainKey(const LibraryOptions &options);
+
 /// The C source of the exported `mp_model_describe` / `mp_model_run`
 /// wrapper around the entry's C interface.
 std::string wrapperSource(const EntrySignature &entry,

@@ -400,7 +400,8 @@ def _compile(t: Tools, model: Path, data_dir: Path, lib: Path, extra: list[str],
              timeout: float) -> tuple[conformance.Run, str]:
     """mp-compile with test_data_set_0's shapes pinned; when that is refused, again with
     ``--shapes-from``. Returns the last run and "" or the note of the fallback."""
-    base = [str(t.mp_compile), str(model), "-o", str(lib), *extra]
+    # --no-cache: the seconds are those of a real compile, not of a compile cache hit.
+    base = [str(t.mp_compile), str(model), "-o", str(lib), *extra, "--no-cache"]
     run = run_cmd(base + shape_args(model, data_dir), timeout)
     if run.returncode == 0 or run.timed_out or conformance.is_crash(run.returncode):
         return run, ""
@@ -484,7 +485,8 @@ def step_dynamic(t: Tools, r: ModelResult, timeout: float, tmp: Path) -> None:
         r.dynamic = Cell(NA, "static inputs")
         return
     lib = tmp / f"lib{r.path.name}_dyn.so"
-    run = run_cmd([str(t.mp_compile), str(model), "-o", str(lib), "--dynamic-shapes"], timeout)
+    run = run_cmd([str(t.mp_compile), str(model), "-o", str(lib), "--dynamic-shapes",
+                   "--no-cache"], timeout)
     sets = sorted(p for p in r.path.glob("test_data_set_*") if p.is_dir())
     pin = None
     if run.returncode != 0 and IF_NEEDS_PIN in run.stderr:
