@@ -2,7 +2,6 @@
 
 #include "mp/Execution/JitModel.h"
 #include "mp/Execution/CpuRunner.h"
-#include "mp/Import/OnnxImporter.h"
 #include "mp/Support/CompileCache.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -41,30 +40,12 @@ const std::string &JitModel::modelKey() {
     return *modelKeyText;
   const ModelOptions &o = model->options();
   MLIRContext *ctx = model->fileLoc()->getContext();
-  bool ok = !buildFingerprint().empty();
+  std::optional<std::string> files =
+      modelFilesKey(ctx, model->path(), o.policyFile, o.rangesFile);
+  bool ok = !buildFingerprint().empty() && files;
   std::string key;
   llvm::raw_string_ostream os(key);
-  os << "mp-jit 1\n" << buildFingerprint() << "\n";
-  auto file = [&](StringRef what, StringRef path) {
-    std::optional<std::string> hash = hashFile(path);
-    ok &= hash.has_value();
-    os << what << " " << hash.value_or("?") << "\n";
-  };
-  file("model", model->path());
-  std::vector<std::string> external;
-  {
-    // Unreadable: not cached; the import says why.
-    ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
-    ok &= succeeded(listExternalDataFiles(model->path(), ctx, external));
-  }
-  StringRef dir = llvm::sys::path::parent_path(model->path());
-  for (StringRef path : llvm::map_range(
-           external, [](const std::string &s) { return StringRef(s); }))
-    file("external " + path.drop_front(dir.size()).str(), path);
-  if (!o.policyFile.empty())
-    file("policy", o.policyFile);
-  if (!o.rangesFile.empty())
-    file("ranges", o.rangesFile);
+  os << "mp-jit 1\n" << buildFingerprint() << "\n" << files.value_or("");
   EntryOptions entry = model->entryOptions();
   const char *gpuMapping = std::getenv("MP_JIT_GPU_MAPPING");
   os << "mixed " << o.mixed << " expose " << o.exposeValues << " shadow "

@@ -6,10 +6,13 @@
 #include "mp/Import/OnnxImporter.h"
 #include "mp/Pipelines/Pipelines.h"
 #include "mp/Precision/Policy.h"
+#include "mp/Support/CompileCache.h"
+#include "mp/Support/CompileCache.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/Path.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -27,6 +30,35 @@ static std::string fillLevelInput() {
 void registerModelDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registry.insert<MpDialect>();
+}
+
+std::optional<std::string> modelFilesKey(MLIRContext *ctx, StringRef modelPath,
+                                         StringRef policyFile,
+                                         StringRef rangesFile) {
+  bool ok = true;
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  auto file = [&](const Twine &what, StringRef path) {
+    std::optional<std::string> hash = hashFile(path);
+    ok &= hash.has_value();
+    os << what << " " << hash.value_or("?") << "\n";
+  };
+  file("model", modelPath);
+  std::vector<std::string> external;
+  {
+    ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+    ok &= succeeded(listExternalDataFiles(modelPath, ctx, external));
+  }
+  StringRef dir = llvm::sys::path::parent_path(modelPath);
+  for (const std::string &path : external)
+    file("external " + StringRef(path).drop_front(dir.size()), path);
+  if (!policyFile.empty())
+    file("policy", policyFile);
+  if (!rangesFile.empty())
+    file("ranges", rangesFile);
+  if (!ok)
+    return std::nullopt;
+  return key;
 }
 
 std::unique_ptr<OnnxModel> OnnxModel::load(MLIRContext *ctx, StringRef path,

@@ -21,7 +21,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "mp/Compile/Library.h"
-#include "mp/Import/OnnxImporter.h"
 #include "mp/Import/TensorFile.h"
 #include "mp/Pipelines/CudaToolkit.h"
 #include "mp/Pipelines/OnnxModel.h"
@@ -290,32 +289,22 @@ static std::string libraryCacheKey(MLIRContext *ctx,
   if (options.emit != mp::LibraryOptions::Emit::Library ||
       mp::buildFingerprint().empty() || !keyHoldsCommandLine())
     return "";
+  // Unreadable files: not cached; the compile says why.
+  std::optional<std::string> files =
+      mp::modelFilesKey(ctx, modelPath, policyFile, rangesFile);
+  if (!files)
+    return "";
   bool ok = true;
   std::string key;
   llvm::raw_string_ostream os(key);
   os << "mp-compile library 1\n"
      << mp::buildFingerprint() << "\n"
-     << mp::libraryToolchainKey(options);
+     << mp::libraryToolchainKey(options) << *files;
   auto file = [&](const Twine &what, StringRef path) {
     std::optional<std::string> hash = mp::hashFile(path);
     ok &= hash.has_value();
     os << what << " " << hash.value_or("?") << "\n";
   };
-  file("model", modelPath);
-  std::vector<std::string> external;
-  {
-    // Unreadable: not cached; the import says why.
-    ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
-    ok &= succeeded(mp::listExternalDataFiles(modelPath, ctx, external));
-  }
-  StringRef dir = llvm::sys::path::parent_path(modelPath);
-  for (StringRef path : llvm::map_range(
-           external, [](const std::string &s) { return StringRef(s); }))
-    file("external " + path.drop_front(dir.size()), path);
-  if (!policyFile.empty())
-    file("policy", policyFile);
-  if (!rangesFile.empty())
-    file("ranges", rangesFile);
   if (!shapesFrom.empty()) {
     if (!llvm::sys::fs::is_directory(shapesFrom))
       return "";

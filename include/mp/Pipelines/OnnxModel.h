@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,15 @@ struct TensorSpec {
   mlir::Type elementType;
   llvm::SmallVector<int64_t> shape;
 };
+
+/// What the files a compile of `modelPath` reads hold, for a compile cache
+/// key: the BLAKE3 of the model, of each external data file (named
+/// relative to the model) and of the policy and ranges files when given.
+/// Nothing when one of them cannot be read (the compile says why).
+std::optional<std::string> modelFilesKey(mlir::MLIRContext *ctx,
+                                         llvm::StringRef modelPath,
+                                         llvm::StringRef policyFile,
+                                         llvm::StringRef rangesFile);
 
 /// Registers what importing, lowering and compiling an mp module needs.
 void registerModelDialects(mlir::DialectRegistry &registry);
