@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -127,6 +128,9 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   if (outlineAndVectorize) {
     pm.addPass(mp::createOutlineKernels());
+    // Layers repeat: their kernels are identical functions. One of each is
+    // tiled, vectorized and compiled; the calls share it.
+    pm.addPass(func::createDuplicateFunctionEliminationPass());
     pm.addPass(mp::createTileAndVectorize());
   } else {
     // GPU: an elementwise producer with one use joins its consumer, so a
