@@ -15,7 +15,7 @@ then runs each model under three mp-opt command lines --repeat times, round
 by round: (a) import only, (b) import and print the IR with the resources
 elided, (c) import, mixed precision and the f16 weight conversion. For every
 run it records wall time, user and system time and max RSS (wait4's rusage
-of mp-opt, spawned from a small helper process: see MEASURE), and samples
+of mp-opt, spawned from a small helper process: mp.tools.measure), and samples
 /proc/PID/status (VmRSS, RssAnon, RssFile) every --sample-ms to split the
 peak into heap and file pages. Every number of the report comes from this
 run; the quick version is python/tests/test_import_bench.py.
@@ -24,12 +24,9 @@ run; the quick version is python/tests/test_import_bench.py.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shlex
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +38,7 @@ sys.path.insert(0, str(REPO / "python"))
 import onnx  # noqa: E402
 
 from mp.tools import big_model, build_tool, report  # noqa: E402
+from mp.tools import measure as measuring  # noqa: E402
 
 MIB = 1 << 20
 GIB = 1 << 30
@@ -117,71 +115,15 @@ def warm(paths) -> None:
 
 # ---------------------------------------------------------------- measuring
 
-# Runs in a fresh `python -I -S` between this process and mp-opt: ru_maxrss
-# counts the memory of the process mp-opt was spawned from (exec records its
-# high-water mark), which for this process is the whole Python with onnx, numpy
-# and maybe the generated model; for the small helper it is far below mp-opt's.
-MEASURE = r"""
-import json, os, sys, threading, time
-
-def status(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            text = f.read()
-    except OSError:
-        return None
-    out = {}
-    for line in text.splitlines():
-        k, _, v = line.partition(":")
-        if k in ("VmRSS", "RssAnon", "RssFile"):
-            out[k] = int(v.split()[0]) * 1024
-    return out or None
-
-period, log, cmd = float(sys.argv[1]), sys.argv[2], sys.argv[3:]
-fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-actions = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
-           (os.POSIX_SPAWN_DUP2, fd, 1), (os.POSIX_SPAWN_DUP2, fd, 2)]
-peaks = {"VmRSS": 0, "RssAnon": 0, "RssFile": 0, "samples": 0}
-done = threading.Event()
-t0 = time.perf_counter()
-pid = os.posix_spawn(cmd[0], cmd, os.environ, file_actions=actions)
-
-def sample():
-    while not done.is_set():
-        s = status(pid)
-        if s:
-            peaks["samples"] += 1
-            for k, v in s.items():
-                peaks[k] = max(peaks[k], v)
-        done.wait(period)
-
-sampler = threading.Thread(target=sample, daemon=True)
-sampler.start()
-_, st, ru = os.wait4(pid, 0)
-wall = time.perf_counter() - t0
-done.set()
-sampler.join()
-print(json.dumps({"rc": os.waitstatus_to_exitcode(st), "wall": wall, "user": ru.ru_utime,
-                  "sys": ru.ru_stime, "max_rss": ru.ru_maxrss * 1024,
-                  "peak_rss_sampled": peaks["VmRSS"], "peak_anon": peaks["RssAnon"],
-                  "peak_file": peaks["RssFile"], "samples": peaks["samples"]}))
-"""
-
-
 def measure(cmd: list[str], sample_s: float) -> dict:
-    """Runs ``cmd`` (through MEASURE; stdin /dev/null, output to a temporary
-    file): its wall time, user and system time and max RSS (wait4), and the
+    """Runs ``cmd`` (through mp.tools.measure: a small helper process spawns it, stdin
+    /dev/null, output to a temporary file): its wall time, user and system time and max
+    RSS (wait4's rusage in the helper, so Python's own memory is not counted), and the
     peaks of VmRSS, RssAnon and RssFile sampled every ``sample_s``."""
-    with tempfile.NamedTemporaryFile(prefix="mp-import-bench-", suffix=".log") as log:
-        p = subprocess.run([sys.executable, "-I", "-S", "-c", MEASURE, str(sample_s), log.name,
-                            *cmd], capture_output=True, text=True)
-        if p.returncode != 0:
-            raise SystemExit(f"measuring {shlex.join(cmd)} failed:\n{p.stderr[-3000:]}")
-        m = json.loads(p.stdout)
-        if m["rc"] != 0:
-            tail = Path(log.name).read_text(errors="replace")[-3000:]
-            raise SystemExit(f"{shlex.join(cmd)} failed (rc {m['rc']}):\n{tail}")
-    return m
+    try:
+        return measuring.run(cmd, sample_s, prefix="mp-import-bench-")
+    except measuring.Failed as e:
+        raise SystemExit(str(e)) from None
 
 
 def mp_opt_cmd(mp_opt: Path, model: Path, run_args: list[str], summary: Path) -> list[str]:
@@ -390,10 +332,6 @@ def ram() -> str:
     return "RAM unknown"
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def utc() -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
 
@@ -428,9 +366,8 @@ def main(argv=None) -> int:
         tmp = Path(tmp)
         env["work"] = report.rel(args.work) if args.work else "$WORK"
         args.work = (args.work or tmp / "models").resolve()
-        mp_opt = tmp / "mp-opt"
-        shutil.copy2(args.mp_opt, mp_opt)
-        env["mp_opt_sha"] = sha256(mp_opt)
+        mp_opt = measuring.snapshot([args.mp_opt], tmp / "tools")["mp-opt"]
+        env["mp_opt_sha"] = measuring.sha256(mp_opt)
         models = {}
         for key, label, external in VARIANTS:
             path, info, reused = make_model(args, key, external)
