@@ -5,8 +5,8 @@
 #   bash bench/regenerate.sh [PAGE ...]     # e.g. fuzz-import import conformance
 #
 # With no PAGE: every page whose script needs no GPU and no torch venv, in the
-# order below. corpus (over an hour on one core), precision-search (~30 min)
-# and calibration (~50 min; its AutoCast columns need the scratch venv
+# order below. corpus (over an hour on one core), compile (~16 min, mostly
+# onnxconverter-common), precision-search (~30 min) and calibration (~50 min; its AutoCast columns need the scratch venv
 # /tmp/modelopt-venv) run only when named. Each
 # page's own script has the options; this only runs them with their defaults.
 # Refuses to run on a tree with uncommitted tracked changes.
@@ -33,6 +33,7 @@ declare -A CMD=(
   [corpus]="$PY bench/corpus.py"
   [precision-search]="$PY bench/precision_search.py"
   [calibration]="$PY bench/calibration.py"
+  [compile]="$PY bench/compile.py"
 )
 ORDER=(fuzz-import import conformance arena kernels precision emulator kv_cache training cpu)
 
