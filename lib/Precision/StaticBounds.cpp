@@ -217,7 +217,17 @@ private:
                      bool biasAlongRows);
   void attention(Operation *op, Value v, Value past, double bias,
                  ArrayRef<Value> outs);
+  /// maxNorms, once per weight and axes: layers often share a weight.
+  std::optional<Norms> norms(ElementsAttr data, int64_t kBegin, int64_t kEnd) {
+    auto key = std::make_tuple(data.getAsOpaquePointer(), kBegin, kEnd);
+    auto [it, inserted] = normsOf.try_emplace(key);
+    if (inserted)
+      it->second = maxNorms(data, kBegin, kEnd);
+    return it->second;
+  }
 
+  DenseMap<std::tuple<const void *, int64_t, int64_t>, std::optional<Norms>>
+      normsOf;
   DenseMap<Value, StaticBound> bounds;
   /// Bounds of the L2 norm of every vector along the last axis.
   DenseMap<Value, double> rowL2;
@@ -298,9 +308,9 @@ std::optional<ContractionBound> BoundAnalysis::contraction(Operation *op,
     // Columns run over the contraction dim: the second-to-last (a 1-D rhs
     // is one column), the last with transB.
     std::optional<Norms> n =
-        transB ? maxNorms(rhsData, r - 1, r)
-               : maxNorms(rhsData, std::max<int64_t>(r - 2, 0),
-                          std::max<int64_t>(r - 1, 1));
+        transB ? norms(rhsData, r - 1, r)
+               : norms(rhsData, std::max<int64_t>(r - 2, 0),
+                       std::max<int64_t>(r - 1, 1));
     auto l2 = rowL2.find(lhs);
     if (n && !transA && l2 != rowL2.end())
       consider(l2->second * n->l2, " (row L2 norms)");
@@ -310,8 +320,8 @@ std::optional<ContractionBound> BoundAnalysis::contraction(Operation *op,
   if (lhsData && b) {
     // Rows of op(lhs) run over its last dim, the first with transA.
     int64_t r = cast<ShapedType>(lhsData.getType()).getRank();
-    if (std::optional<Norms> n = transA ? maxNorms(lhsData, r - 2, r - 1)
-                                        : maxNorms(lhsData, r - 1, r))
+    if (std::optional<Norms> n = transA ? norms(lhsData, r - 2, r - 1)
+                                        : norms(lhsData, r - 1, r))
       consider(n->l1 * *b, "");
   }
   if (probabilities && b)
