@@ -16,7 +16,8 @@ defaults to ``../shared`` of the repository), and the four fp16 stress cases
 plus a calibration set from another seed (``builder.example_inputs(default_rng(100))``,
 ``mp.models.write_inputs``).
 
-Per model, in sequence, each step a child process with a timeout (300 s):
+Per model, in sequence (mp-run, mp and AutoCast each in a child process with a timeout,
+300 s):
 
 1. **fp32**: ``mp-run MODEL --compare test_data_set_0 --output-dir OUT`` — the reference
    every mixed number is measured against (mp's own fp32 build, not onnxruntime's outputs);
@@ -27,11 +28,19 @@ Per model, in sequence, each step a child process with a timeout (300 s):
    calibration data are not the evaluation data), else ``test_data_set_0``;
 4. **calibrated**: the same as 2 with ``--ranges RANGES`` (docs/precision.md: the same
    plan as ``--calibrate CALIB`` in one go, which would measure the ranges again);
-5. **AutoCast** (optional): NVIDIA ModelOpt's ``modelopt.onnx.autocast.convert_to_mixed_precision``
+5. **FLOPs**: every contraction's FLOPs from run-time shapes (:func:`flop_info`: one
+   onnxruntime run of the original on ``test_data_set_0`` with every node output exposed,
+   shape inference where that gives nothing); mp's plans are recounted with them
+   (:func:`recount`);
+6. **AutoCast** (optional): NVIDIA ModelOpt's ``modelopt.onnx.autocast.convert_to_mixed_precision``
    run by a separate scratch virtual environment (never mp's .venv) in a child process,
    once with its default arguments and once with ``calibration_data`` = the same
    calibration inputs as mp's (an .npz), and its fp16 share of contraction FLOPs counted on
-   the converted graph (:func:`count_share`).
+   the converted graph (:func:`count_share`) with the same FLOPs;
+7. **output length** (models whose output length depends on computed values,
+   :func:`length_hazard_nodes`): output shapes on 12 random 150-token inputs from
+   onnxruntime fp32 (the reference), mp mixed and mp fp32 (Python API, one compile each,
+   in a child process) and AutoCast's converted model (:func:`length_check`).
 
 Every step is in its own try/except: an error becomes a table cell. METHOD (copied into
 the page) says how each number is computed.
@@ -42,6 +51,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -53,6 +63,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from onnx import helper
 
 from .. import models as mp_models
 from . import REPO, build_tool, conformance, precision_bench, report
@@ -96,24 +107,46 @@ METHOD = """\
   with a rule from calibration (`calibrated ...`, or `reads '...': calibrated ...` for
   a reader of such a value). In brackets, when different: how many nodes are f16 in the
   default plan and f32 in the calibrated one.
-- **FLOP share**: the plan's `summary.contraction_flops_f16_share` (mp-run's plan of the
-  build it ran: shapes of `test_data_set_0`) and `nodes_f16/nodes_total`, for the default
-  and the calibrated plan.
+- **FLOP share** (every share column): the fp16 share of contraction FLOPs, counted by
+  this script on the original graph for every build alike: MatMul, Gemm, Conv,
+  ConvTranspose, ONNX Attention (precision_bench.contraction_flops) and com.microsoft
+  Attention (packed QKV projection + attention), MultiHeadAttention and
+  GroupQueryAttention (4·|out|·T, T the key length with the past), mp's convention
+  (lib/Precision/Plan.cpp). Shapes are **run-time shapes**: the original model run once
+  in onnxruntime (CPU, no graph optimizations) on `test_data_set_0` with every top-level
+  node output added to the graph outputs; values that run does not give (subgraphs, or
+  everything when onnxruntime cannot run the model so) come from onnx shape inference with
+  the graph inputs fixed to `test_data_set_0`'s shapes (unknown dims = 1), and the cell
+  says so. *Default* and *calibrated*: mp's plan decisions (plan JSON `nodes`, by node
+  name: `compute` f16 or f32) weighed with these FLOPs, and `nodes_f16/nodes_total` of the
+  plan. *mp plan's static estimate*: the plan's own `summary.contraction_flops_f16_share`,
+  made before any run (dims that depend on computed values count as 1); the Summary
+  compares it with the run-time count.
 - **AutoCast**: `modelopt.onnx.autocast.convert_to_mixed_precision(MODEL)` with its
   default arguments (fp16, `data_max=512`, `init_max=65504`, `keep_io_types=False`,
   providers `['cpu']`, reference run on random inputs), and again with
   `calibration_data=CALIB.npz` (the same calibration inputs as mp's, other arguments
   default), in a child process of the scratch venv. Nodes are given unique names first
-  (precision_bench.name_nodes) and external data are inlined. The share is counted on
-  the converted graph the way mp counts it: MatMul, Gemm, Conv, ConvTranspose, ONNX
-  Attention (precision_bench.contraction_flops) and com.microsoft Attention (packed QKV
-  projection + attention), MultiHeadAttention and GroupQueryAttention (4·|out|·T, T the
-  key length with the past); FLOPs from shapes inferred on the original model with its
-  graph inputs fixed to `test_data_set_0`'s shapes (remaining unknown dims = 1); a node is
-  f16 when all its float inputs and outputs are float16 (precision_bench.count_precision).
-  The same FLOP count applied to mp's calibrated plan (by node name) is the *recount*
-  check below: where it matches the plan's own share, the AutoCast column is counted
-  like mp's.
+  (precision_bench.name_nodes) and external data are inlined. The share is counted with
+  the same run-time FLOPs (nodes matched by name); a node is f16 when all its float
+  inputs and outputs are float16 (precision_bench.count_precision).
+- **Output length** (models with a Ceil/Floor/Round of a value computed from a graph
+  input's values whose result reaches an operand that sets a shape or size: Range limits,
+  Reshape/Expand/Tile/ConstantOfShape shapes, Slice bounds, Pad, Resize, NonZero, ...;
+  both searches follow every node but Shape/Size, so a padding amount rounded from a
+  shape does not count):
+  12 inputs, seed s = 0..11: the token input (the graph input an embedding Gather of a
+  float initializer indexes) = `default_rng(s).integers(1, vocab, size=(1, 150))`, vocab
+  = that initializer's first dim; a `*mask*` input = ones. Builds: mp's Python API
+  (`mp.compile(MODEL, precision="mixed")` and `"fp32"`, each compiled once and run on the
+  12 inputs, in a child process) and AutoCast's default conversion in onnxruntime (CPU,
+  default session options, as a user runs it; a count without graph optimizations is
+  added where it differs). The reference is onnxruntime on the original model (default
+  session options); where the original itself rounds an fp16 value (a model stored in
+  fp16) that is no fp32 reference: the row is marked, left out of the summary, and the
+  builds are also compared with mp fp32. A cell counts the inputs whose output shapes
+  equal the reference's; *differ* lists the seeds and the difference in samples (last
+  dim, build − reference).
 """
 
 
@@ -383,18 +416,98 @@ def _ms_attention_flops(node: onnx.NodeProto, info: dict) -> float | None:
     return 4.0 * b * s * q[2] * t
 
 
-def node_flops(original: onnx.ModelProto, input_shapes: dict) -> dict[str, dict]:
-    """Per node of ``original``: op type and contraction FLOPs (None: unknown shape), with
-    the graph inputs fixed to ``input_shapes``."""
-    m = with_input_shapes(original, input_shapes)
-    info = precision_bench.infer_types(m)
+# Ops whose outputs are not tensors (onnxruntime returns lists/None for them): not added
+# as graph outputs for the run-time shapes.
+NON_TENSOR_OPS = {"SequenceConstruct", "SequenceEmpty", "SequenceInsert", "SequenceErase",
+                  "SplitToSequence", "Optional", "OptionalGetElement", "ConcatFromSequence"}
+
+
+def _ort_feeds(sess, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``feeds`` cast to the session's float input types (as precision_bench.run_ort)."""
+    out = {}
+    for i in sess.get_inputs():
+        arr = feeds[i.name]
+        want = precision_bench.ORT_NP.get(i.type)
+        out[i.name] = arr.astype(want) if want is not None and arr.dtype != want else arr
+    return out
+
+
+def _ort_session(model: onnx.ModelProto | Path, optimize: bool = False):
+    """An onnxruntime CPU session: without graph optimizations (every value as the graph
+    computes it), or with onnxruntime's default ones (``optimize``: how a user runs it)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    if not optimize:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.log_severity_level = 3
+    src = str(model) if isinstance(model, Path) else model.SerializeToString()
+    return ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"])
+
+
+def runtime_shapes(model: onnx.ModelProto,
+                   feeds: dict[str, np.ndarray]) -> dict[str, tuple[int, list[int]]]:
+    """name -> (elem type, shape) of the graph inputs and of every tensor a top-level node
+    outputs, from one onnxruntime CPU run of ``model`` on ``feeds`` with every node output
+    appended to graph.output (a ValueInfoProto with only the name). Raises when
+    onnxruntime cannot run it; values it returns no array for are left out."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    have = {o.name for o in m.graph.output} | {i.name for i in m.graph.input}
+    for node in m.graph.node:
+        if node.op_type in NON_TENSOR_OPS:
+            continue
+        for name in node.output:
+            if name and name not in have:
+                have.add(name)
+                m.graph.output.add().name = name
+    sess = _ort_session(m)
+    fed = _ort_feeds(sess, feeds)
+    names = [o.name for o in sess.get_outputs()]
+    shapes: dict[str, tuple[int, list[int]]] = {}
+    for name, arr in [*fed.items(), *zip(names, sess.run(names, fed))]:
+        if not isinstance(arr, np.ndarray):
+            continue
+        try:
+            etype = helper.np_dtype_to_tensor_dtype(arr.dtype)
+        except (KeyError, TypeError, ValueError):
+            continue
+        shapes[name] = (int(etype), [int(d) for d in arr.shape])
+    return shapes
+
+
+def flop_info(original: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> tuple[dict, dict]:
+    """The ``info`` (name -> (elem type, shape)) that precision_bench.contraction_flops
+    reads: the run-time shapes of :func:`runtime_shapes` over onnx shape inference with
+    the graph inputs fixed to ``feeds``' shapes (unknown dims = 1), which fills in what
+    the run does not give (subgraph values; everything when the run fails). Also says
+    which source it used and the run-time names (``exact``)."""
+    info = precision_bench.infer_types(
+        with_input_shapes(original, {k: v.shape for k, v in feeds.items()}))
+    try:
+        rt = runtime_shapes(original, feeds)
+    except Exception as e:  # noqa: BLE001 - an onnxruntime failure falls back to inference
+        return info, {"source": "shape inference",
+                      "why": "onnxruntime run with every node output: "
+                             + precision_bench.short_error(e, 160), "exact": set()}
+    weights = {t.name for g in precision_bench.walk_graphs(original.graph) for t in g.initializer}
+    return {**info, **rt}, {"source": "run-time shapes", "values": len(rt),
+                            "exact": set(rt) | weights}
+
+
+def node_flops(original: onnx.ModelProto, info: dict, exact: set | None = None) -> dict[str, dict]:
+    """Per node of ``original``: op type and contraction FLOPs (None: unknown shape) from
+    ``info`` (:func:`flop_info`). With ``exact`` (the names with run-time shapes), a
+    contraction some of whose operands or results are not in it is marked ``inferred``."""
     records = {}
-    for node in precision_bench.all_nodes(m):
+    for node in precision_bench.all_nodes(original):
         rec = {"op_type": node.op_type, "flops": 0.0}
         if node.domain in ("", "ai.onnx") and node.op_type in precision_bench.CONTRACTIONS:
             rec["flops"] = precision_bench.contraction_flops(node, info)
         elif node.domain == "com.microsoft" and node.op_type in MS_ATTENTION:
             rec["flops"] = _ms_attention_flops(node, info)
+        if rec["flops"] and exact is not None:
+            rec["inferred"] = any(x and x not in exact for x in [*node.input, *node.output])
         records[node.name] = rec
     return records
 
@@ -409,16 +522,31 @@ def count_share(converted: onnx.ModelProto, records: dict) -> dict:
     return res
 
 
-def recount_plan(plan_nodes: dict, records: dict) -> float | None:
-    """mp's plan share recounted with :func:`node_flops`' FLOPs (nodes matched by name)."""
+def recount(plan_nodes: dict, records: dict) -> dict:
+    """mp's plan decisions (``compute`` per node, matched to ``records`` by node name)
+    weighted with :func:`node_flops`' FLOPs: the fp16 share (None without contraction
+    FLOPs), and the contractions of the plan the records lack (``unmatched``) and the
+    ones with FLOPs that the plan lacks (``not_in_plan``)."""
     total = f16 = 0.0
+    unmatched = []
     for name, e in plan_nodes.items():
         rec = records.get(name)
-        if rec is None or not rec["flops"]:
+        if rec is None:
+            if e.get("op_type") in precision_bench.CONTRACTIONS or e.get("op_type") in MS_ATTENTION:
+                unmatched.append(name)
+            continue
+        if not rec["flops"]:
             continue
         total += rec["flops"]
         f16 += rec["flops"] if e.get("compute") == "f16" else 0.0
-    return f16 / total if total else None
+    not_in_plan = sorted(n for n, r in records.items() if r["flops"] and n not in plan_nodes)
+    return {"share": f16 / total if total else None, "flops": total, "flops_f16": f16,
+            "unmatched": sorted(unmatched), "not_in_plan": not_in_plan}
+
+
+def recount_plan(plan_nodes: dict, records: dict) -> float | None:
+    """The fp16 share of :func:`recount`."""
+    return recount(plan_nodes, records)["share"]
 
 
 # ----------------------------------------------------------------------------- AutoCast
@@ -505,6 +633,280 @@ def write_npz(data_dir: Path, path: Path) -> Path:
     return path
 
 
+# ----------------------------------------------------------------------------- output length
+
+# Models whose output length depends on computed values: a rounding op whose result
+# reaches an operand that sets a shape or a size (:func:`length_hazard_nodes`).
+ROUNDING_OPS = {"Ceil", "Floor", "Round"}
+SHAPE_OPERANDS = {"Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,), "Range": (0, 1, 2),
+                  "Tile": (1,), "Slice": (1, 2, 3, 4), "Pad": (1,), "Resize": (2, 3),
+                  "Upsample": (1,), "TopK": (1,), "OneHot": (1,), "NonZero": (0,),
+                  "Compress": (1,), "Unique": (0,), "Split": (1,), "CenterCropPad": (1,)}
+# Ops whose outputs depend on their input's shape only, not on its values.
+SHAPE_ONLY_OPS = {"Shape", "Size"}
+LENGTH_INPUTS = 12        # random inputs per model, seeds 0 .. LENGTH_INPUTS - 1
+LENGTH_TOKENS = 150       # tokens per input (batch 1)
+DEFAULT_VOCAB = 40        # when no embedding Gather says the vocabulary size
+
+# mp builds one model (mp.compile, one precision) and runs it on every input set of an
+# .npz; one line per run, so that a crash midway keeps the runs before it.
+MP_LENGTH_CHILD = r"""
+import json, sys, time
+import numpy as np
+args = json.loads(sys.argv[1])
+def emit(tag, obj):
+    print(tag + " " + json.dumps(obj), flush=True)
+try:
+    import mp
+    t0 = time.perf_counter()
+    model = mp.compile(args["model"], precision=args["precision"])
+    emit("MP-META", {"compile_s": time.perf_counter() - t0})
+except BaseException as e:
+    emit("MP-META", {"error": (type(e).__name__ + ": " + str(e)).strip().splitlines()[0][:300]})
+    sys.exit(0)
+data = np.load(args["npz"])
+for i in range(args["k"]):
+    feeds = {name: data[f"s{i}_in{j}"] for j, name in enumerate(args["inputs"])}
+    t0 = time.perf_counter()
+    try:
+        outs = model.run(feeds)
+        emit("MP-RUN", {"i": i, "shapes": [list(v.shape) for v in outs.values()],
+                        "seconds": time.perf_counter() - t0})
+    except BaseException as e:
+        emit("MP-RUN", {"i": i, "error": (type(e).__name__ + ": " + str(e)).strip().splitlines()[0][:300]})
+emit("MP-META", {"variants": model.num_variants})
+"""
+
+
+def _reach(model: onnx.ModelProto, start: list[str]) -> set[str]:
+    """The values of the top-level graph computed from ``start`` through any chain of
+    nodes except Shape/Size (whose results depend on a shape, not on values); a node
+    with subgraphs counts as one node."""
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for node in model.graph.node:
+        for x in node.input:
+            if x:
+                consumers.setdefault(x, []).append(node)
+    seen, todo = set(), list(start)
+    while todo:
+        value = todo.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        for node in consumers.get(value, []):
+            if node.op_type not in SHAPE_ONLY_OPS:
+                todo += [x for x in node.output if x]
+    return seen
+
+
+def length_hazard_nodes(model: onnx.ModelProto) -> list[str]:
+    """The Ceil/Floor/Round nodes of the top-level graph whose input is computed from the
+    values of a graph input and whose result reaches an operand that sets a shape or
+    size (SHAPE_OPERANDS: Reshape's shape, Range's limits, Expand, ConstantOfShape,
+    NonZero's input, ...); both through any chain of nodes except Shape/Size
+    (:func:`_reach`). A rounding of sizes computed from shapes (a padding amount) is not
+    one: its input depends on no input's values."""
+    inits = {t.name for t in model.graph.initializer}
+    from_data = _reach(model, [vi.name for vi in model.graph.input if vi.name not in inits])
+    hits = []
+    for start in model.graph.node:
+        if start.op_type not in ROUNDING_OPS or not any(x in from_data for x in start.input):
+            continue
+        reached = _reach(model, [x for x in start.output if x])
+        if any(i < len(node.input) and node.input[i] in reached
+               for node in model.graph.node for i in SHAPE_OPERANDS.get(node.op_type, ())):
+            hits.append(start.name or start.output[0])
+    return hits
+
+
+def token_inputs(model: onnx.ModelProto, k: int = LENGTH_INPUTS, tokens: int = LENGTH_TOKENS,
+                 seeds: list[int] | None = None) -> dict:
+    """``k`` random token inputs: for seed s (0..k-1) the token input is
+    ``default_rng(s).integers(1, vocab, size=(1, tokens))``, a ``*mask*`` input is ones of
+    the same shape. The token input is the graph input that an embedding Gather (data: a
+    float initializer) indexes, vocab that initializer's first dim (else DEFAULT_VOCAB).
+    Raises StepError for a graph input that is neither."""
+    inits = {t.name: t for t in model.graph.initializer}
+    names = [vi.name for vi in model.graph.input if vi.name not in inits]
+    types = {vi.name: vi.type.tensor_type.elem_type for vi in model.graph.input}
+    ids, vocab, how = None, None, None
+    for node in model.graph.node:
+        if (node.op_type == "Gather" and len(node.input) > 1 and node.input[1] in names
+                and node.input[0] in inits
+                and inits[node.input[0]].data_type in precision_bench.FLOAT_TYPES):
+            ids, vocab = node.input[1], int(inits[node.input[0]].dims[0])
+            how = f"first dim of `{node.input[0]}` (Gather `{node.name}`)"
+            break
+    if ids is None:
+        cand = [n for n in names if "ids" in n.lower() or "token" in n.lower()]
+        if not cand:
+            raise StepError("no token input (no embedding Gather of a graph input)")
+        ids, vocab, how = cand[0], DEFAULT_VOCAB, f"assumed {DEFAULT_VOCAB} (no embedding Gather)"
+    others = [n for n in names if n != ids and "mask" not in n.lower()]
+    if others:
+        raise StepError("cannot make random values for input(s) " + ", ".join(others))
+    sets = []
+    for seed in (seeds if seeds is not None else range(k)):
+        rng = np.random.default_rng(seed)
+        feed = {}
+        for n in names:
+            dtype = helper.tensor_dtype_to_np_dtype(types[n]) if types[n] else np.int64
+            if n == ids:
+                feed[n] = rng.integers(1, vocab, size=(1, tokens)).astype(dtype)
+            else:
+                feed[n] = np.ones((1, tokens), dtype=dtype)
+        sets.append(feed)
+    return {"sets": sets, "inputs": names, "token_input": ids, "vocab": vocab, "vocab_from": how,
+            "seeds": list(seeds if seeds is not None else range(k))}
+
+
+def run_ort_shapes(model: Path, sets: list[dict], optimize: bool = True) -> list[dict]:
+    """onnxruntime (CPU; default session options, or no graph optimizations) on each
+    input set: per set the output shapes or the error."""
+    try:
+        sess = _ort_session(model, optimize)
+    except Exception as e:  # noqa: BLE001 - every set fails the same way
+        return [{"error": precision_bench.short_error(e, 200)}] * len(sets)
+    out = []
+    for feeds in sets:
+        try:
+            res = sess.run(None, _ort_feeds(sess, feeds))
+            out.append({"shapes": [list(np.shape(v)) for v in res]})
+        except Exception as e:  # noqa: BLE001 - a set that fails is a result
+            out.append({"error": precision_bench.short_error(e, 200)})
+    return out
+
+
+def run_mp_shapes(mp_run: Path, model: Path, precision: str, inputs: list[str],
+                  sets: list[dict], npz: Path, timeout: float) -> dict:
+    """mp (Python API, ``mp.compile(model, precision)`` once) on each input set, in a child
+    process (MP_LENGTH_CHILD) with the library of ``mp_run``'s build."""
+    np.savez(npz, **{f"s{i}_in{j}": feeds[n] for i, feeds in enumerate(sets)
+                     for j, n in enumerate(inputs)})
+    env = dict(os.environ)
+    env["MP_BUILD_DIR"] = str(Path(mp_run).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(mp_models.__file__).resolve().parents[2]),
+                                         *filter(None, [env.get("PYTHONPATH")])])
+    arg = json.dumps({"model": str(model), "precision": precision, "npz": str(npz),
+                      "inputs": inputs, "k": len(sets)})
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, "-c", MP_LENGTH_CHILD, arg], capture_output=True,
+                              text=True, errors="replace", timeout=timeout, env=env)
+        stdout, rc = proc.stdout, proc.returncode
+        stderr = proc.stderr
+    except subprocess.TimeoutExpired as e:
+        stdout = (e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout) or ""
+        rc, stderr = f"timeout ({timeout:.0f} s)", ""
+    meta, runs = {}, [None] * len(sets)
+    for line in stdout.splitlines():
+        tag, _, body = line.partition(" ")
+        if tag == "MP-META":
+            meta.update(json.loads(body))
+        elif tag == "MP-RUN":
+            rec = json.loads(body)
+            runs[rec.pop("i")] = rec
+    if "error" in meta:
+        raise StepError(f"mp.compile({precision}): {meta['error']}")
+    if rc != 0:
+        tail = [l for l in stderr.splitlines() if l.strip()][-1:]
+        why = (f"child {'crashed' if conformance.is_crash(rc) else 'exit'} {rc}"
+               if isinstance(rc, int) else rc) + (": " + tail[0][:200] if tail else "")
+        runs = [r or {"error": why} for r in runs]
+    runs = [r or {"error": "not run"} for r in runs]
+    return {"runs": runs, "compile_s": meta.get("compile_s"), "variants": meta.get("variants"),
+            "seconds": time.perf_counter() - t0}
+
+
+def compare_lengths(ref: list[dict], got: list[dict], seeds: list[int] | None = None) -> dict:
+    """Per input set, whether ``got``'s output shapes equal ``ref``'s (both lists of
+    ``{"shapes": [...]}`` or ``{"error": ...}``). A set whose reference failed is not
+    counted; one that failed in ``got`` counts as not equal (``failed``). ``diff``:
+    per differing set, the difference in the last dim of the first output whose shape
+    differs (got − ref)."""
+    seeds = list(range(len(ref))) if seeds is None else seeds
+    equal = total = 0
+    differ, failed, diff = [], [], []
+    for seed, r, g in zip(seeds, ref, got):
+        if "shapes" not in r:
+            continue
+        total += 1
+        if "shapes" not in g:
+            failed.append(seed)
+            continue
+        if [list(x) for x in g["shapes"]] == [list(x) for x in r["shapes"]]:
+            equal += 1
+            continue
+        differ.append(seed)
+        d = None
+        for a, b in zip(g["shapes"], r["shapes"]):
+            if list(a) != list(b):
+                d = (a[-1] - b[-1]) if a and b and len(a) == len(b) else None
+                break
+        diff.append(d)
+    return {"equal": equal, "total": total, "differ": differ, "failed": failed, "diff": diff}
+
+
+def _rounding_input_types(model: onnx.ModelProto, hazard: list[str]) -> dict[str, str]:
+    """Element type each rounding node reads (FLOAT, FLOAT16, ...) in ``model``."""
+    types = precision_bench.value_types(model)
+    by_name = {n.name: n for n in precision_bench.all_nodes(model)}
+    return {h: onnx.TensorProto.DataType.Name(types.get(by_name[h].input[0], 0))
+            for h in hazard if h in by_name}
+
+
+def length_check(model: Path, mp_run: Path, work: Path, timeout: float,
+                 autocast_model: Path | None, hazard: list[str]) -> dict:
+    """Output shapes on LENGTH_INPUTS random token inputs: onnxruntime on the original
+    (the reference), mp mixed and mp fp32 (one compile each), AutoCast's converted model
+    in onnxruntime (when given; with onnxruntime's default graph optimizations, and again
+    without). Where the original itself rounds an fp16 value (``reference_fp16``: a
+    model stored in fp16), the builds are also compared with mp fp32."""
+    original = onnx.load(str(model), load_external_data=False)
+    tok = token_inputs(original)
+    sets = tok.pop("sets")
+    res = {**tok, "hazard_nodes": hazard, "tokens": LENGTH_TOKENS}
+    try:
+        res["reference_rounding_types"] = _rounding_input_types(original, hazard)
+    except Exception as e:  # noqa: BLE001 - optional detail
+        res["reference_rounding_types_error"] = precision_bench.short_error(e)
+    res["reference_fp16"] = "FLOAT16" in (res.get("reference_rounding_types") or {}).values()
+    t0 = time.perf_counter()
+    res["ort_reference"] = {"runs": run_ort_shapes(model, sets)}
+    res["ort_reference"]["seconds"] = time.perf_counter() - t0
+    ref = res["ort_reference"]["runs"]
+    res["ref_lengths"] = [r["shapes"][0][-1] if "shapes" in r and r["shapes"] and r["shapes"][0]
+                          else None for r in ref]
+    for precision in ("mixed", "fp32"):
+        key = f"mp_{precision}"
+        try:
+            res[key] = run_mp_shapes(mp_run, model, precision, tok["inputs"], sets,
+                                     work / f"length_{precision}.npz", timeout)
+            res[key]["compare"] = compare_lengths(ref, res[key]["runs"], tok["seeds"])
+        except StepError as e:
+            res[key] = {"error": str(e)}
+    if autocast_model is not None:
+        t0 = time.perf_counter()
+        runs = run_ort_shapes(autocast_model, sets)
+        plain = run_ort_shapes(autocast_model, sets, optimize=False)
+        res["autocast"] = {"runs": runs, "compare": compare_lengths(ref, runs, tok["seeds"]),
+                           "runs_no_opt": plain,
+                           "compare_no_opt": compare_lengths(ref, plain, tok["seeds"]),
+                           "seconds": time.perf_counter() - t0}
+        # Whether the rounding ops read fp16 in AutoCast's model (a measured fact for the page).
+        try:
+            res["autocast"]["rounding_input_types"] = _rounding_input_types(
+                onnx.load(str(autocast_model)), hazard)
+        except Exception as e:  # noqa: BLE001 - optional detail
+            res["autocast"]["rounding_input_types_error"] = precision_bench.short_error(e)
+    if res["reference_fp16"] and "runs" in res.get("mp_fp32", {}):
+        alt = res["mp_fp32"]["runs"]
+        for key in ("mp_mixed", "autocast"):
+            if "runs" in res.get(key, {}):
+                res[key]["compare_mp_fp32"] = compare_lengths(alt, res[key]["runs"], tok["seeds"])
+    return res
+
+
 # ----------------------------------------------------------------------------- one model
 
 
@@ -556,7 +958,9 @@ def measure(m: dict, mp_run: Path, work: Path, timeout: float,
         step("kept", lambda: calibration_kept(steps["plan_default"]["nodes"],
                                               steps["plan_calibrated"]["nodes"]))
 
-    # FLOPs per node of the original (shapes of test_data_set_0), for AutoCast and the recount.
+    # FLOPs per node of the original: run-time shapes of test_data_set_0 (one onnxruntime
+    # run with every node output exposed), shape inference where the run gives none; for
+    # the share columns (recount of mp's plans) and AutoCast's.
     named = work / "named.onnx"
 
     def flops():
@@ -564,14 +968,18 @@ def measure(m: dict, mp_run: Path, work: Path, timeout: float,
         precision_bench.name_nodes(original)
         onnx.save(original, str(named))
         inputs, _ = mp_models.load_test_data(eval_dir)
-        return {"records": node_flops(original, {k: v.shape for k, v in inputs.items()})}
+        info, src = flop_info(original, inputs)
+        records = node_flops(original, info, src.pop("exact"))
+        src["contractions_inferred"] = sorted(n for n, r in records.items() if r.get("inferred"))
+        return {"records": records, **src}
 
     fl = step("flops", flops)
-    if fl["ok"] and steps.get("plan_calibrated", {}).get("ok"):
+    if fl["ok"]:
         for key in ("default", "calibrated"):
             if steps.get(f"plan_{key}", {}).get("ok"):
-                steps[f"plan_{key}"]["recount"] = recount_plan(steps[f"plan_{key}"]["nodes"],
-                                                               fl["records"])
+                rc = recount(steps[f"plan_{key}"]["nodes"], fl["records"])
+                steps[f"plan_{key}"]["recount"] = rc.pop("share")
+                steps[f"plan_{key}"]["recount_detail"] = rc
 
     if autocast_python is not None and fl["ok"]:
         npz = work / "calibration.npz"
@@ -591,6 +999,29 @@ def measure(m: dict, mp_run: Path, work: Path, timeout: float,
                 return {**res, **count_share(onnx.load(str(work / f"{key}.onnx")), fl["records"])}
             step(key, ac)
         steps.pop("autocast_run", None)
+
+    # Output length under fp16, on models whose output length depends on computed values.
+    try:
+        hazard = length_hazard_nodes(onnx.load(str(model), load_external_data=False))
+    except Exception as e:  # noqa: BLE001 - an unreadable graph has no length check
+        hazard = []
+        r["length_hazard_error"] = precision_bench.short_error(e)
+    r["length_hazard"] = hazard
+    if hazard:
+        ac_model = work / "autocast.onnx"
+        ac_ok = steps.get("autocast", {}).get("ok") and ac_model.is_file()
+
+        def lengths():
+            res = length_check(model, mp_run, work, timeout, ac_model if ac_ok else None, hazard)
+            plan = steps.get("plan_default", {}).get("nodes") or {}
+            res["mp_rounding_compute"] = {h: (plan[h].get("compute"), plan[h].get("rule"))
+                                          for h in hazard if h in plan}
+            if not ac_ok:
+                res["autocast"] = {"error": ("not converted: " + steps["autocast"].get("error", "?"))
+                                   if "autocast" in steps else "not run"}
+            return res
+
+        step("length", lengths)
 
     r["seconds"] = time.perf_counter() - t0
     # Drop what the JSON does not need (arrays, full plans, per-node FLOPs).
@@ -647,11 +1078,42 @@ def metric_cell(steps: dict, key: str) -> tuple[str, str]:
     return str(met["nonfinite"]), cell
 
 
+def _flop_note(steps: dict) -> str:
+    """What a FLOP share cell adds about its shapes: nothing when every contraction's
+    shapes come from the run."""
+    fl = steps.get("flops", {})
+    if not fl.get("ok"):
+        return ""
+    if fl.get("source") != "run-time shapes":
+        return " (inferred shapes)"
+    n = len(fl.get("contractions_inferred") or [])
+    return f" ({n} contractions from inferred shapes)" if n else ""
+
+
 def share_cell(steps: dict, key: str) -> str:
+    """The run-time count of mp's plan (:func:`recount`) and the plan's node counts."""
     p = steps.get(f"plan_{key}", {})
     if not p.get("ok"):
         return "error: " + p.get("error", steps.get(key, {}).get("error", "no plan"))
-    return f"{_pct(p['share'])} ({p['nodes_f16']}/{p['nodes_total']})"
+    nodes = f"({p['nodes_f16']}/{p['nodes_total']})"
+    if p.get("recount") is None:
+        fl = steps.get("flops", {})
+        why = ("FLOP count failed: " + fl.get("error", "?")) if not fl.get("ok") else "no contraction FLOPs"
+        return f"— {nodes} ({report_short(why, 80)})"
+    cell = f"{_pct(p['recount'])} {nodes}"
+    unmatched = (p.get("recount_detail") or {}).get("unmatched")
+    if unmatched:
+        cell += f", {len(unmatched)} plan contractions not in the graph"
+    return cell + _flop_note(steps)
+
+
+def static_cell(steps: dict) -> str:
+    """The plans' own summary.contraction_flops_f16_share, default / calibrated."""
+    cells = []
+    for key in ("default", "calibrated"):
+        p = steps.get(f"plan_{key}", {})
+        cells.append(_pct(p["share"]) if p.get("ok") else "—")
+    return " / ".join(cells)
 
 
 def autocast_cell(steps: dict, key: str, reason: str | None) -> str:
@@ -666,7 +1128,7 @@ def autocast_cell(steps: dict, key: str, reason: str | None) -> str:
     cell = f"{_pct(a['contraction_flops_f16_share'])} ({a['nodes_f16']}/{a['nodes_total']})"
     if a.get("contractions_missing"):
         cell += f", {len(a['contractions_missing'])} contractions gone"
-    return cell
+    return cell + _flop_note(steps)
 
 
 def report_short(text: str, limit: int = 110) -> str:
@@ -750,8 +1212,10 @@ def worse_lines(results: list[dict]) -> list[str]:
         if do is not None and co is not None and co > 1.5 * do and co > 1e-6:
             why.append(f"other outputs rel {do:.2e} → {co:.2e}")
         pd, pc = s.get("plan_default", {}), s.get("plan_calibrated", {})
-        if pd.get("ok") and pc.get("ok") and pc["share"] > pd["share"] + 1e-9:
-            why.append(f"FLOP share {_pct(pd['share'])} → {_pct(pc['share'])} (more fp16)")
+        if pd.get("ok") and pc.get("ok"):
+            kind = "recount" if pd.get("recount") is not None and pc.get("recount") is not None else "share"
+            if pc[kind] > pd[kind] + 1e-9:
+                why.append(f"FLOP share {_pct(pd[kind])} → {_pct(pc[kind])} (more fp16)")
         if why:
             out.append(f"- `{r['name']}`: " + "; ".join(why))
     return out or ["- None: on no model is the calibrated build worse than the default one "
@@ -813,7 +1277,33 @@ def f32_contraction_lines(results: list[dict]) -> list[str]:
     return out
 
 
+def flop_source_lines(results: list[dict]) -> list[str]:
+    """Which shapes the FLOP counts came from, per model."""
+    run, other = [], []
+    for r in results:
+        fl = r.get("steps", {}).get("flops")
+        if not fl:
+            continue
+        if not fl.get("ok"):
+            other.append(f"`{r['name']}` (FLOP count failed: {report_short(fl.get('error', '?'), 120)})")
+        elif fl.get("source") == "run-time shapes":
+            run.append(r)
+        else:
+            other.append(f"`{r['name']}` (shape inference: {report_short(fl.get('why', '?'), 160)})")
+    partial = [f"`{r['name']}` ({len(r['steps']['flops']['contractions_inferred'])})" for r in run
+               if r["steps"]["flops"].get("contractions_inferred")]
+    line = (f"- FLOP counts (every share column): from **run-time shapes** on {len(run)} of "
+            f"{len(run) + len(other)} models")
+    if other:
+        line += "; from shape inference (unknown dims = 1) on " + ", ".join(other)
+    if partial:
+        line += ("; contractions whose shapes the run did not give (subgraphs), counted from "
+                 "shape inference: " + ", ".join(partial))
+    return [line]
+
+
 def recount_lines(results: list[dict]) -> list[str]:
+    """The plans' static estimate against the run-time count of the same decisions."""
     agree, differ = 0, []
     for r in results:
         p = r.get("steps", {}).get("plan_calibrated", {})
@@ -822,15 +1312,201 @@ def recount_lines(results: list[dict]) -> list[str]:
         if abs(p["recount"] - p["share"]) <= 0.005:
             agree += 1
         else:
-            differ.append(f"`{r['name']}` (plan {_pct(p['share'])}, recount {_pct(p['recount'])})")
-    line = (f"- Recount of mp's calibrated plan with this script's FLOP count (the one the "
-            f"AutoCast columns use): agrees within 0.5 pp on {agree} models")
+            differ.append(f"`{r['name']}` (static {_pct(p['share'])}, run-time {_pct(p['recount'])})")
+    line = (f"- mp's static estimate (the calibrated plan's `contraction_flops_f16_share`, "
+            f"data-dependent dims counted as 1) against the run-time count of the same plan "
+            f"(the share column): agrees within 0.5 pp on {agree} models")
     if differ:
-        line += ("; differs on " + ", ".join(differ) + ". There onnx shape inference leaves "
-                 "dims unknown (counted as 1) that mp's build knows, so the AutoCast share "
-                 "weighs those nodes differently from mp's (a share of 0 % or 100 % does not "
-                 "depend on the weights)")
+        line += ("; differs on " + ", ".join(differ) + ". There dims that depend on computed "
+                 "values (predicted durations → the waveform's length) are unknown when the plan "
+                 "is made, so the static figure weighs the contractions after them as if those "
+                 "dims were 1; the share columns count them at their run-time size")
     return [line]
+
+
+def _count(c: dict) -> str:
+    return f"{c.get('equal', 0)}/{c.get('total', 0)}"
+
+
+def _length_cell(entry: dict | None) -> str:
+    """How many inputs keep the reference's output shapes; which differ, by how much."""
+    if not entry:
+        return "—"
+    if "error" in entry:
+        return "error: " + report_short(entry["error"], 120)
+    c = entry.get("compare", {})
+    notes = []
+    if c.get("differ"):
+        diffs = [d for d in c.get("diff", []) if d is not None]
+        notes.append("differ: seeds " + ", ".join(map(str, c["differ"]))
+                     + (f"; by {', '.join(f'{d:+d}' for d in diffs)} samples" if diffs else ""))
+    if c.get("failed"):
+        notes.append("failed: seeds " + ", ".join(map(str, c["failed"])))
+    plain = entry.get("compare_no_opt")
+    if plain and plain.get("equal") != c.get("equal"):
+        notes.append(f"{_count(plain)} without onnxruntime's graph optimizations: differ "
+                     "on seeds " + ", ".join(map(str, plain.get("differ", []))))
+    if entry.get("variants") not in (None, 1):
+        notes.append(f"{entry['variants']} compiled variants")
+    return _count(c) + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def length_rows(results: list[dict]) -> list[dict]:
+    return [r for r in results if r.get("length_hazard")]
+
+
+def _fp32_reference(r: dict) -> bool:
+    """The length check ran and its reference rounds an fp32 value (not an fp16 model)."""
+    L = r["steps"].get("length", {})
+    return bool(L.get("ok")) and not L.get("reference_fp16")
+
+
+def length_summary_lines(results: list[dict]) -> list[str]:
+    hz = length_rows(results)
+    rows = [r for r in hz if _fp32_reference(r)]
+    fp16 = [r for r in hz if r["steps"].get("length", {}).get("ok") and r not in rows]
+    if not rows and not fp16:
+        return []
+    totals = {}
+    for key in ("mp_mixed", "mp_fp32", "autocast"):
+        eq = tot = 0
+        for r in rows:
+            c = r["steps"]["length"].get(key, {}).get("compare")
+            if c:
+                eq, tot = eq + c["equal"], tot + c["total"]
+        totals[key] = f"**{eq}/{tot}**" if tot else "n/a"
+    line = (f"- Output length under fp16 ({LENGTH_INPUTS} random {LENGTH_TOKENS}-token inputs on "
+            f"{len(rows)} models whose output length depends on computed values): equal to "
+            f"onnxruntime fp32's on {totals['mp_mixed']} inputs for mp mixed, "
+            f"{totals['mp_fp32']} for mp fp32, {totals['autocast']} for AutoCast (defaults)")
+    if fp16:
+        line += ("; not counted: " + ", ".join(f"`{r['name']}`" for r in fp16)
+                 + ", whose original rounds an fp16 value (no fp32 reference)")
+    return [line]
+
+
+def length_lines(results: list[dict], meta: dict) -> list[str]:
+    """The section on models whose output length depends on computed values."""
+    hz = length_rows(results)
+    if not hz:
+        return ["No model measured here has a Ceil/Floor/Round of computed values whose "
+                "result reaches a shape operand."]
+    out = [f"Models whose graph has a Ceil/Floor/Round of computed values whose result "
+           f"reaches an operand that sets a shape or size (Range limits, Reshape/Expand "
+           f"shapes, ConstantOfShape, NonZero, ...). On each, {LENGTH_INPUTS} inputs of "
+           f"{LENGTH_TOKENS} random tokens (`default_rng(seed).integers(1, vocab, size=(1, "
+           f"{LENGTH_TOKENS}))`, seeds 0–{LENGTH_INPUTS - 1}, attention mask ones); per build, "
+           f"on how many the output shapes equal those of onnxruntime on the original model "
+           f"(fp32 unless marked). FLOP shares: the run-time count on `test_data_set_0` (the "
+           f"columns above).", ""]
+    cols = ["model", "mp mixed: lengths equal to fp32", "mp fp32: equal", "AutoCast: equal",
+            "AutoCast FLOP share", "mp mixed FLOP share", "reference length (onnxruntime)",
+            "vocab", "seconds (mp mixed / mp fp32: compile + runs)"]
+    rows, notes = [], []
+    reason = meta.get("autocast_reason")
+    for r in hz:
+        s = r["steps"]
+        L = s.get("length", {})
+        if not L.get("ok"):
+            rows.append([f"`{r['name']}`", "error: " + report_short(L.get("error", "not run"), 150),
+                         *[""] * 7])
+            continue
+        lens = [x for x in L.get("ref_lengths", []) if x is not None]
+        ac = L.get("autocast")
+        if reason:
+            ac = {"error": f"n/a ({reason})"}
+        secs = " / ".join(f"{L[k]['seconds']:.0f}" if "seconds" in L.get(k, {}) else "—"
+                          for k in ("mp_mixed", "mp_fp32"))
+        name = f"`{r['name']}`" + (" (reference rounds fp16)" if L.get("reference_fp16") else "")
+        rows.append([name, _length_cell(L.get("mp_mixed")), _length_cell(L.get("mp_fp32")),
+                     _length_cell(ac), autocast_cell(s, "autocast", reason),
+                     share_cell(s, "default"),
+                     f"{min(lens)}–{max(lens)}" if lens else "—",
+                     str(L.get("vocab")), secs])
+        notes.append(_length_note(r))
+    out += report.table(cols, rows, align="lllllrrrr")
+    out += ["", *[n for n in notes if n]]
+    para = _length_paragraph(hz)
+    if para:
+        out += ["", para]
+    return out
+
+
+def _length_note(r: dict) -> str:
+    """Per model: where the rounding op computes in each build (measured)."""
+    L = r["steps"]["length"]
+    bits = []
+    for h, t in (L.get("reference_rounding_types") or {}).items():
+        if t == "FLOAT16":
+            bits.append(f"the original model rounds an fp16 value (`{h}` reads {t}), so "
+                        "onnxruntime on it is no fp32 reference")
+    for h, (compute, rule) in (L.get("mp_rounding_compute") or {}).items():
+        bits.append(f"mp's plan computes `{h}` in {compute} ({rule})")
+    for h, t in (L.get("autocast", {}).get("rounding_input_types") or {}).items():
+        bits.append(f"in AutoCast's model `{h}` reads {t}")
+    alt = [f"{label} {_count(L[key]['compare_mp_fp32'])}" for key, label in
+           (("mp_mixed", "mp mixed"), ("autocast", "AutoCast"))
+           if "compare_mp_fp32" in L.get(key, {})]
+    if alt:
+        bits.append("lengths equal to mp fp32's instead: " + ", ".join(alt))
+    return f"- `{r['name']}`: " + "; ".join(bits) if bits else ""
+
+
+def _length_paragraph(hz: list[dict]) -> str:
+    """Why output length matters for "fp16 FLOP share ≥ AutoCast", from the numbers (models
+    with an fp32 reference only)."""
+    facts = []
+    for r in hz:
+        s = r["steps"]
+        if not _fp32_reference(r):
+            continue
+        L = s["length"]
+        ac, mm = L.get("autocast", {}).get("compare"), L.get("mp_mixed", {}).get("compare")
+        a_share, m_share = s.get("autocast", {}), s.get("plan_default", {})
+        if not (ac and mm and a_share.get("ok") and m_share.get("recount") is not None):
+            continue
+        facts.append((r, ac, mm, a_share["contraction_flops_f16_share"], m_share["recount"]))
+    if not facts:
+        return ""
+    ac_bad = [f for f in facts if f[1]["equal"] < f[1]["total"]]
+    mp_bad = [f for f in facts if f[2]["equal"] < f[2]["total"]]
+    text = ("**Why this matters for \"fp16 FLOP share ≥ AutoCast\".** On these models the "
+            "output length is `ceil()` of durations the model predicts, so the precision of the "
+            "duration predictor decides how long the output is. ")
+    if ac_bad:
+        text += ("AutoCast's model (fp16 share "
+                 + ", ".join(_pct(f[3]) for f in ac_bad) + ") gives an output of another length "
+                 "than onnxruntime fp32's on "
+                 + ", ".join(f"`{r['name']}` ({a['total'] - a['equal']} of {a['total']} inputs)"
+                             for r, a, _, _, _ in ac_bad) + "; ")
+    else:
+        text += "AutoCast's model keeps fp32's output length on every input measured here; "
+    if mp_bad:
+        text += ("mp's mixed build changes it on "
+                 + ", ".join(f"`{r['name']}` ({m['total'] - m['equal']} of {m['total']})"
+                             for r, _, m, _, _ in mp_bad) + ". ")
+    else:
+        text += ("mp's mixed build (fp16 share " + ", ".join(_pct(f[4]) for f in facts)
+                 + f") keeps it on all {sum(m['total'] for _, _, m, _, _ in facts)} inputs")
+        rules = {rule for r, *_ in facts for compute, rule in
+                 (r["steps"]["length"].get("mp_rounding_compute") or {}).values()
+                 if compute == "f32"}
+        text += ((": its plans compute the rounding op in fp32 ("
+                  + "; ".join(f"rule `{x}`" for x in sorted(rules)) + ")") if rules else "") + ". "
+    ac16 = [r["name"] for r, *_ in ac_bad
+            if "FLOAT16" in (r["steps"]["length"]["autocast"].get("rounding_input_types") or {}).values()]
+    if ac16:
+        text += ("In AutoCast's model the rounding op reads float16 ("
+                 + ", ".join(f"`{n}`" for n in ac16) + "): the durations it rounds carry "
+                 "fp16's error, enough to move `ceil()` of a duration. ")
+    if ac_bad:
+        text += ("A build whose output has a different length is not the fp32 computation in "
+                 "fewer bits (no per-sample comparison with the reference exists), so on these "
+                 "models AutoCast's higher share includes work whose fp16 result changes the "
+                 "output (the contractions mp keeps in fp32 instead, and why, are listed under "
+                 "\"Contractions mp's calibrated plan keeps in fp32\"), and a share ≥ "
+                 "AutoCast's is only a fair target between builds that keep the output length.")
+    return text
 
 
 def render(results: list[dict], meta: dict) -> list[str]:
@@ -851,18 +1527,20 @@ def render(results: list[dict], meta: dict) -> list[str]:
         lines = [f"- Date: {meta['date']}" if l.startswith("- Date: ") else l for l in lines]
     lines += ["", "## Summary", ""]
     lines += summary_lines(results)
+    lines += flop_source_lines(results)
     lines += recount_lines(results)
+    lines += length_summary_lines(results)
     lines += ["", "## Models", ""]
     reason = meta.get("autocast_reason")
     cols = ["model", "calib data", "default: non-finite", "default: metric",
             "calibrated: non-finite", "calibrated: metric", "fp32 nodes kept by calibration",
             "FLOP share default (f16/nodes)", "FLOP share calibrated (f16/nodes)",
             "FLOP share AutoCast (defaults)", "FLOP share AutoCast + calib data",
-            "calibration s"]
+            "mp plan's static estimate (default / calibrated)", "calibration s"]
     rows = []
     for r in results:
         if "error" in r:
-            rows.append([f"`{r['name']}`", r["calib_label"], "error", r["error"], *[""] * 8])
+            rows.append([f"`{r['name']}`", r["calib_label"], "error", r["error"], *[""] * 9])
             continue
         s = r["steps"]
         dn, dm = metric_cell(s, "default")
@@ -873,8 +1551,9 @@ def render(results: list[dict], meta: dict) -> list[str]:
         rows.append([f"`{r['name']}`", calib, dn, dm, cn, cm, kept_cell(s),
                      share_cell(s, "default"), share_cell(s, "calibrated"),
                      autocast_cell(s, "autocast", reason),
-                     autocast_cell(s, "autocast_calib", reason), calib_seconds_cell(s)])
-    lines += report.table(cols, rows, align="llrlrlrrrrrr")
+                     autocast_cell(s, "autocast_calib", reason), static_cell(s),
+                     calib_seconds_cell(s)])
+    lines += report.table(cols, rows, align="llrlrlrrrrrrr")
     lines += ["", "## Calibrated worse than default", ""]
     lines += worse_lines(results)
     lines += ["", "## What calibration kept in fp32", "",
@@ -886,6 +1565,8 @@ def render(results: list[dict], meta: dict) -> list[str]:
         lines += ["", "## Contractions mp's calibrated plan keeps in fp32", "",
                   "By op type and rule (names → …): what keeps mp's FLOP share below 100 %.", ""]
         lines += f32c
+    lines += ["", f"## Output length under fp16 ({LENGTH_INPUTS} random {LENGTH_TOKENS}-token inputs)", ""]
+    lines += length_lines(results, meta)
     lines += ["", "## ModelOpt AutoCast", ""]
     lines += autocast_lines(results, meta)
     lines += ["", "## Method", "", METHOD]
