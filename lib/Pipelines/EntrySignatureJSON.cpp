@@ -62,11 +62,19 @@ struct Reader {
     return false;
   }
 
-  template <typename T>
-  bool numbers(const JSON *v, T &out, llvm::StringRef what) {
+  /// `v` as an array, or null after recording that it is not one.
+  const Array *array(const JSON *v, const llvm::Twine &what) {
     const Array *a = v ? v->getAsArray() : nullptr;
     if (!a)
-      return fail(what + " is not an array");
+      fail(what + " is not an array");
+    return a;
+  }
+
+  template <typename T>
+  bool numbers(const JSON *v, T &out, const llvm::Twine &what) {
+    const Array *a = array(v, what);
+    if (!a)
+      return false;
     for (const JSON &x : *a) {
       std::optional<int64_t> n = x.getAsInteger();
       if (!n)
@@ -78,9 +86,9 @@ struct Reader {
 
   bool tensors(const JSON *v, std::vector<HostTensor> &out,
                llvm::StringRef what) {
-    const Array *a = v ? v->getAsArray() : nullptr;
+    const Array *a = array(v, what);
     if (!a)
-      return fail(what + " is not an array");
+      return false;
     for (const JSON &x : *a) {
       const Object *o = x.getAsObject();
       std::optional<llvm::StringRef> name =
@@ -104,9 +112,9 @@ struct Reader {
 
   bool declared(const JSON *v, std::vector<EntrySignature::DeclaredShape> &out,
                 llvm::StringRef what) {
-    const Array *a = v ? v->getAsArray() : nullptr;
+    const Array *a = array(v, what);
     if (!a)
-      return fail(what + " is not an array");
+      return false;
     for (const JSON &x : *a) {
       const Object *o = x.getAsObject();
       const Array *names = o ? o->getArray("names") : nullptr;
