@@ -109,6 +109,22 @@ ArrayAttr dimParams(Builder &b, const onnx::TypeProto &type) {
   return any ? b.getArrayAttr(names) : ArrayAttr();
 }
 
+/// The `mp.name` and `mp.dims` attributes of graph inputs or outputs, all at
+/// once: set one by one, each argument would rebuild (and the context keep)
+/// the array of every argument's attributes, quadratic in their number.
+SmallVector<DictionaryAttr>
+nameAttrs(Builder &b, ArrayRef<const onnx::ValueInfoProto *> values) {
+  SmallVector<DictionaryAttr> attrs;
+  for (const onnx::ValueInfoProto *v : values) {
+    SmallVector<NamedAttribute, 2> named = {
+        b.getNamedAttr("mp.name", b.getStringAttr(v->name()))};
+    if (ArrayAttr dims = dimParams(b, v->type()))
+      named.push_back(b.getNamedAttr("mp.dims", dims));
+    attrs.push_back(b.getDictionaryAttr(named));
+  }
+  return attrs;
+}
+
 /// Verifies `module`, re-emitting each error prefixed with the ONNX node it
 /// comes from (the location alone prints as the file).
 LogicalResult verifyNamingNodes(ModuleOp module) {
@@ -236,12 +252,9 @@ OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
                                    b.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
   graph.pushScope();
-  for (auto [i, in] : llvm::enumerate(args)) {
+  for (auto [i, in] : llvm::enumerate(args))
     graph.bind(in->name(), entry->getArgument(i));
-    func.setArgAttr(i, "mp.name", b.getStringAttr(in->name()));
-    if (ArrayAttr dims = dimParams(b, in->type()))
-      func.setArgAttr(i, "mp.dims", dims);
-  }
+  func.setAllArgAttrs(nameAttrs(b, args));
   b.setInsertionPointToStart(entry);
   for (const auto &entry : options.constantInputs)
     if (llvm::none_of(g.input(), [&](const onnx::ValueInfoProto &in) {
@@ -313,11 +326,10 @@ OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model, StringRef path,
   if (failed(eraseSequences(func)))
     return nullptr;
   func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  for (auto [i, out] : llvm::enumerate(g.output())) {
-    func.setResultAttr(i, "mp.name", b.getStringAttr(out.name()));
-    if (ArrayAttr dims = dimParams(b, out.type()))
-      func.setResultAttr(i, "mp.dims", dims);
-  }
+  SmallVector<const onnx::ValueInfoProto *> outs;
+  for (const onnx::ValueInfoProto &out : g.output())
+    outs.push_back(&out);
+  func.setAllResultAttrs(nameAttrs(b, outs));
   if (failed(verifyNamingNodes(*module)))
     return nullptr;
   return module;
