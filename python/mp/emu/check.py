@@ -40,6 +40,8 @@ class Report:
     library: str
     seconds: float = 0.0
     error: str = ""       # why the library could not run
+    io_bytes: int = 0     # the run's inputs and outputs
+    constant_bytes: int = 0  # weights on the device after the run
     verdicts: list[Verdict] = field(default_factory=list)
 
     @property
@@ -86,6 +88,7 @@ def check_library(library: str, data: Path, reference: str | None = None,
     for mixed libraries and f16 outputs) and to :func:`consistency_bound`
     against `reference`; `rtol`/`atol` override both."""
     import mp
+    from mp.library import memory_stats
     report = Report(str(library))
     try:
         with mp.load(library) as lib:
@@ -96,6 +99,8 @@ def check_library(library: str, data: Path, reference: str | None = None,
             start = time.perf_counter()
             got = lib.run(feeds)
             report.seconds = time.perf_counter() - start
+            report.io_bytes = sum(np.asarray(a).nbytes for a in (*feeds.values(), *got.values()))
+            report.constant_bytes = memory_stats()["constant_bytes"]
             precision = lib.precision
     except (mp.Error, ValueError) as e:
         report.error = str(e)

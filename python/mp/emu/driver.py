@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from .execute import run_launch
-from .ptx import Kernel, PtxError, parse_module
+from .profile import LaunchProfile
+from .ptx import Kernel, PtxError, module_variables, parse_module
 from .simt import EmulationError, Memory, Stats
 
 SOURCE = Path(__file__).with_name("emu_driver.c")
@@ -94,9 +95,12 @@ class Emulator:
         self.errors: list[str] = []
         self.trace = os.environ.get("MP_EMU_TRACE") == "1"
         self._modules: dict[int, dict[str, Kernel]] = {}
+        self._symbols: dict[int, dict[str, int]] = {}  # module -> variable addresses
         self._callback = _LAUNCH(self._launch)  # kept alive with the emulator
         self.lib.mp_emu_set_launch(self._callback)
         self._bytes: np.ndarray | None = None
+        #: A list to profile launches into (mp.emu.profile), None otherwise.
+        self.profile: list[LaunchProfile] | None = None
 
     @classmethod
     def install(cls, path: Path | None = None) -> "Emulator":
@@ -123,19 +127,36 @@ class Emulator:
         self.lib.mp_emu_allocations(starts.ctypes.data, sizes.ctypes.data, live.ctypes.data, n)
         return Memory(self._base, self._bytes, starts, starts + sizes, live.astype(bool))
 
+    def _load_variables(self, text: str) -> dict[str, int]:
+        """Allocates and initializes the module's variables in device memory,
+        as the driver does when it loads a module (here: at its first launch)."""
+        addresses = {}
+        for v in module_variables(text):
+            pointer = ctypes.c_uint64()
+            if self.lib.cuMemAlloc_v2(ctypes.byref(pointer), ctypes.c_size_t(max(v.size, 1))):
+                raise EmulationError(f"no device memory for the module variable {v.name}")
+            memory = self._memory()
+            offset = pointer.value - memory.base
+            memory.bytes[offset:offset + v.size] = np.frombuffer(v.data, np.uint8)
+            addresses[v.name] = pointer.value
+        return addresses
+
     def _launch(self, serial, ptx, name, dims, shared, params) -> int:
         kernel_name = name.decode()
         try:
             module = self._modules.get(serial)
             if module is None:
-                module = self._modules[serial] = parse_module(ctypes.string_at(ptx).decode())
+                text = ctypes.string_at(ptx).decode()
+                module = self._modules[serial] = parse_module(text)
+                self._symbols[serial] = self._load_variables(text)
             kernel = module[kernel_name]
             values = {}
             for i, p in enumerate(kernel.params):
                 values[p.name] = ctypes.string_at(params[i], p.size)
             grid, block = tuple(dims[0:3]), tuple(dims[3:6])
             start = time.perf_counter()
-            run_launch(kernel, grid, block, shared, values, self._memory(), self.stats)
+            run_launch(kernel, grid, block, shared, values, self._memory(), self.stats,
+                       symbols=self._symbols[serial], profile=self.profile)
             elapsed = time.perf_counter() - start
             self.seconds += elapsed
             if self.trace:

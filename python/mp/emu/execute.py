@@ -8,6 +8,7 @@ import numpy as np
 
 from .ops import OPS
 from .ptx import Instruction, Kernel
+from .profile import LaunchCounters, LaunchProfile
 from .simt import EmulationError, Launch, Memory, Stats
 
 
@@ -99,13 +100,19 @@ def _selected(mask: np.ndarray):
 
 def run_launch(kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int],
                dynamic_shared: int, params: dict[str, bytes], memory: Memory,
-               stats: Stats, max_steps: int = 50_000_000) -> None:
+               stats: Stats, max_steps: int = 50_000_000,
+               symbols: dict[str, int] | None = None,
+               profile: list[LaunchProfile] | None = None) -> None:
     """Executes one launch to completion (every thread returned).
 
     Threads diverge and reconverge as on a SIMT stack (one for the whole grid):
     at a branch that splits the running threads, each side runs until the
-    branch block's immediate post-dominator, where they continue together."""
-    L = Launch(kernel, grid, block, dynamic_shared, params, memory, stats)
+    branch block's immediate post-dominator, where they continue together.
+    `symbols`: device addresses of the module's variables; `profile`: a list
+    that gets the launch's :class:`LaunchProfile` (None: not profiled)."""
+    L = Launch(kernel, grid, block, dynamic_shared, params, memory, stats, symbols)
+    if profile is not None:
+        L.profile = LaunchCounters(LaunchProfile(kernel.name, grid, block))
     blocks = basic_blocks(kernel)
     if getattr(kernel, "_ipdom", None) is None:
         kernel._ipdom = immediate_post_dominators(blocks)
@@ -177,3 +184,5 @@ def run_launch(kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int
         steps += 1
         if steps > max_steps:
             raise L.error(f"more than {max_steps} basic blocks executed: the kernel does not end")
+    if profile is not None:
+        profile.append(L.profile.finish())

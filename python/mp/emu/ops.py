@@ -60,6 +60,9 @@ def _inputs(L: Launch, ins: Instruction, t: str, first: int = 1) -> list[np.ndar
 
 def _arith(L: Launch, ins: Instruction) -> None:
     parts = ins.parts
+    if parts[-1] == "f16x2":
+        _packed(L, ins)
+        return
     op, t = parts[0], _type_of(parts)
     kind, bits = _kind(t)
     if kind == "f":
@@ -138,8 +141,39 @@ def _mul_hi(a: np.ndarray, b: np.ndarray, kind: str, bits: int) -> np.ndarray:
     return hi
 
 
+_PACKED_TEMPS = ("%__lane_d", "%__lane_a", "%__lane_b", "%__lane_c")
+
+
+def _packed(L: Launch, ins: Instruction) -> None:
+    """``add/sub/mul/fma/neg/abs/min/max .f16x2``: the f16 instruction on each
+    16-bit half of the 32-bit operands, the results packed back (low half
+    first, as mov.b32 {lo, hi} packs them)."""
+    if len(ins.operands) > len(_PACKED_TEMPS) or "|" in ins.operands[0]:
+        raise L.error(f"'{ins.opcode}' is not emulated")
+    opcode = ins.opcode.replace("f16x2", "f16")
+    scalar = Instruction(opcode, list(_PACKED_TEMPS[:len(ins.operands)]), None, False,
+                         ins.line, ins.text)
+    sources = [L.read(o, "u32") for o in ins.operands[1:]]
+    result = np.zeros(L.count(), np.uint32)
+    for half in (0, 16):
+        for temp, value in zip(_PACKED_TEMPS[1:], sources):
+            L.bits_of[temp] = 16
+            L.write(temp, ((value >> np.uint32(half)) & np.uint32(0xFFFF)).astype(np.uint16))
+        L.bits_of[_PACKED_TEMPS[0]] = 16
+        L.instruction = scalar
+        _arith(L, scalar)
+        L.instruction = ins
+        result |= L.read(_PACKED_TEMPS[0], "u16").astype(np.uint32) << np.uint32(half)
+    L.write(ins.operands[0], result)
+
+
+_FLOPS = {"add": 1, "sub": 1, "mul": 1, "min": 1, "max": 1, "div": 1, "fma": 2, "mad": 2}
+
+
 def _float_arith(L: Launch, ins: Instruction, op: str, t: str) -> None:
     parts = ins.parts
+    if L.profile is not None and op in _FLOPS:
+        L.profile.flops(_FLOPS[op] * L.count())
     vals = _inputs(L, ins, t)
     wide = [v.astype(np.float64) for v in vals]
     with np.errstate(all="ignore"):
@@ -417,6 +451,7 @@ def _ld(L: Launch, ins: Instruction) -> None:
     dest, addr = ins.operands[0], ins.operands[1]
     elems = _vector(dest) if dest.startswith("{") else [dest]
     _check_vector_alignment(L, space, addr, size, len(elems))
+    _profile_access(L, space, addr, size * len(elems), store=False)
     for i, e in enumerate(elems):
         value = L.load(space, _offset(addr, i * size), size)
         if _kind(t)[0] == "s" and L.reg_bits(e) > size * 8:
@@ -431,13 +466,26 @@ def _st(L: Launch, ins: Instruction) -> None:
     addr, src = ins.operands[0], ins.operands[1]
     elems = _vector(src) if src.startswith("{") else [src]
     _check_vector_alignment(L, _space(parts), addr, size, len(elems))
+    _profile_access(L, _space(parts), addr, size * len(elems), store=True)
     for i, e in enumerate(elems):
         L.store(_space(parts), _offset(addr, i * size), L.read(e, f"u{size * 8}"), size)
 
 
+def _profile_access(L: Launch, space: str, addr: str, nbytes: int, store: bool) -> None:
+    """Records a global access of `nbytes` per thread (a whole vector) while profiling."""
+    if L.profile is None or space != "global":
+        return
+    kind, a = L.address(addr)
+    if kind != "reg":
+        return
+    # Bounds and alignment are checked by the access itself, right after.
+    offsets = (a - np.uint64(L.memory.base)).astype(np.int64)
+    L.profile.access(L.warp[L.thread_ids()], offsets, nbytes, store)
+
+
 def _check_vector_alignment(L: Launch, space: str, addr: str, size: int, count: int) -> None:
     """A vector access (ld.v4.b32 ...) must be aligned to its whole size."""
-    if count == 1 or space not in ("global", "shared"):
+    if count == 1 or space not in ("global", "shared", "local"):
         return  # scalar accesses are checked by Launch.load/store
     _, a = L.address(addr)
     bad = a % np.uint64(size * count) != 0
@@ -565,6 +613,8 @@ def _mma(L: Launch, ins: Instruction) -> None:
     if (counts != 32).any() or (L.lane[ids].reshape(-1, 32) != _LANE).any():
         raise L.error("mma.sync needs all 32 lanes of a warp", ids[0])
     nw = len(warps)
+    if L.profile is not None:
+        L.profile.flops(nw * 2 * 16 * 8 * 16, tensor=True)
     d_regs, a_regs, b_regs, c_regs = (_vector(o) for o in ins.operands[:4])
     a = _halves(L, a_regs, nw).astype(np.float64)
     b = _halves(L, b_regs, nw).astype(np.float64)

@@ -1,14 +1,17 @@
 """Parse the PTX that mp-compile writes (LLVM's NVPTX backend) into kernels.
 
 Only what the emulator needs: each ``.entry`` with its parameters, register
-declarations, ``.shared`` variables, labels and instructions. Instructions
-keep their operands as text; :mod:`mp.emu.simt` gives them meaning.
+declarations, ``.shared`` and ``.local`` variables, labels and instructions,
+and the module's ``.global``/``.const`` variables with their initial bytes
+(libdevice's tables, e.g. the 2/pi digits of sinf's large-argument path).
+Instructions keep their operands as text; :mod:`mp.emu.simt` gives them
+meaning.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class PtxError(Exception):
@@ -46,6 +49,18 @@ class Kernel:
     body: list[Instruction]
     labels: dict[str, int]      # label -> index in body
     line: int = 0
+    local: dict[str, int] = field(default_factory=dict)  # .local variable -> offset
+    local_bytes: int = 0        # .local memory per thread (a stack frame)
+
+
+@dataclass
+class Variable:
+    """A module-scope ``.global`` or ``.const`` variable: the driver allocates
+    it in device memory when the module loads."""
+    name: str
+    size: int
+    align: int
+    data: bytes                 # initial bytes (zeros without an initializer)
 
 
 _TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2,
@@ -56,9 +71,14 @@ _ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\(")
 # ".param [.align N] .TYPE [.ptr [.space] [.align N]] NAME[[COUNT]]"
 _PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.(\w+)\s+[^\[]*?([\w$]+)\s*"
                     r"(?:\[(\d+)\])?\s*$")
-_REG = re.compile(r"\.reg\s+\.(\w+)\s+(%[A-Za-z_]+)<\d+>")
+_REG = re.compile(r"\.reg\s+\.(\w+)\s+(%[A-Za-z_]+)(?:<\d+>)?$")
 _SHARED = re.compile(r"(\.extern\s+)?\.shared\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([\w$]+)"
                      r"(?:\[(\d*)\])?")
+_LOCAL = re.compile(r"\.local\s+(?:\.align\s+(\d+)\s+)?\.(\w+)\s+([\w$]+)(?:\[(\d+)\])?$")
+# ".global .align 4 .b8 NAME[24] = {1, 2, ...}" at module scope ("const" too).
+_VARIABLE = re.compile(r"^(?:\.visible\s+|\.weak\s+)?\.(global|const)\s+(?:\.align\s+(\d+)\s+)?"
+                       r"\.(\w+)\s+([\w$]+)(?:\[(\d+)\])?\s*(?:=\s*(\{[^}]*\}|[^;]+))?;",
+                       re.M)
 _LABEL = re.compile(r"^\s*([\w$]+):")
 
 
@@ -126,6 +146,8 @@ def _parse_body(name: str, params: list[Param], body: str, line0: int, line: int
     registers: dict[str, int] = {}
     shared: dict[str, int] = {}
     shared_bytes, dynamic = 0, None
+    local: dict[str, int] = {}
+    local_bytes = 0
     instructions: list[Instruction] = []
     labels: dict[str, int] = {}
     start = 0
@@ -162,8 +184,17 @@ def _parse_body(name: str, params: list[Param], body: str, line0: int, line: int
             shared[s.group(4)] = shared_bytes
             shared_bytes += _TYPE_BYTES[s.group(3)] * int(s.group(5) or 1)
             continue
+        if stmt.startswith(".local"):
+            v = _LOCAL.match(stmt)
+            if not v:
+                raise PtxError(f"kernel {name}: cannot read '{stmt}'")
+            align = int(v.group(1) or _TYPE_BYTES[v.group(2)])
+            local_bytes = (local_bytes + align - 1) // align * align
+            local[v.group(3)] = local_bytes
+            local_bytes += _TYPE_BYTES[v.group(2)] * int(v.group(4) or 1)
+            continue
         if stmt.startswith("."):
-            if stmt.startswith((".local", ".const", ".global")):
+            if stmt.startswith((".const", ".global")):
                 raise PtxError(f"kernel {name}: '{stmt}' is not emulated")
             continue  # .maxntid, .pragma and the like
         guard, negated = None, False
@@ -175,4 +206,26 @@ def _parse_body(name: str, params: list[Param], body: str, line0: int, line: int
         instructions.append(Instruction(opcode, split_operands(rest), guard, negated,
                                         stmt_line, stmt))
     return Kernel(name, params, registers, shared, shared_bytes, dynamic, instructions, labels,
-                  line)
+                  line, local, local_bytes)
+
+
+def module_variables(text: str) -> list[Variable]:
+    """The module-scope ``.global`` and ``.const`` variables, in order (LLVM
+    writes them unindented, outside every function)."""
+    out = []
+    for m in _VARIABLE.finditer(_strip_comments(text)):
+        name, kind = m.group(4), m.group(3)
+        if kind not in _TYPE_BYTES or kind == "pred":
+            raise PtxError(f"module variable {name}: type .{kind} is not emulated")
+        elem, count = _TYPE_BYTES[kind], int(m.group(5) or 1)
+        data = bytearray(elem * count)
+        init = (m.group(6) or "").strip()
+        if init:
+            values = [v.strip() for v in init.strip("{}").split(",") if v.strip()]
+            if len(values) > count or kind[0] == "f":
+                raise PtxError(f"module variable {name}: initializer '{init[:60]}' is not emulated")
+            for i, v in enumerate(values):
+                data[i * elem:(i + 1) * elem] = (int(v, 0) & ((1 << 8 * elem) - 1)).to_bytes(
+                    elem, "little")
+        out.append(Variable(name, elem * count, int(m.group(2) or elem), bytes(data)))
+    return out

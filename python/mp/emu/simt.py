@@ -173,8 +173,11 @@ class Launch:
     """One kernel launch: the grid's threads and their registers."""
 
     def __init__(self, kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int],
-                 dynamic_shared: int, params: dict[str, bytes], memory: Memory, stats: Stats):
+                 dynamic_shared: int, params: dict[str, bytes], memory: Memory, stats: Stats,
+                 symbols: dict[str, int] | None = None):
         self.kernel, self.memory, self.stats = kernel, memory, stats
+        # Device addresses of the module's .global/.const variables.
+        self.symbols = symbols or {}
         self.params = params
         nblock = grid[0] * grid[1] * grid[2]
         nthread = block[0] * block[1] * block[2]
@@ -208,6 +211,10 @@ class Launch:
             shared += dynamic_shared
         self.shared_size = max(16, (shared + 15) // 16 * 16)
         self.shared = np.zeros(nblock * self.shared_size, np.uint8)
+        # Each thread's .local frame; a local symbol's value is its offset in it.
+        self.local_size = (kernel.local_bytes + 15) // 16 * 16
+        self.local_mem = np.zeros(self.total * self.local_size, np.uint8)
+        self.profile = None  # profile.LaunchCounters while profiling
         self.regs: dict[str, np.ndarray] = {}
         self.bits_of: dict[str, int] = {}
         self.sel: slice | np.ndarray = slice(None)
@@ -241,10 +248,11 @@ class Launch:
             return _bits_to(raw, type_name)
         if operand.startswith("!%"):
             return ~self.read(operand[1:], "pred")
-        if operand in self.shared_symbols:
-            return np.full(n, self.shared_symbols[operand], np.uint64).view(_np_type(type_name)) \
-                if _kind(type_name)[1] == 64 else \
-                np.full(n, self.shared_symbols[operand]).astype(_np_type(type_name))
+        for table in (self.shared_symbols, self.kernel.local, self.symbols):
+            if operand in table:
+                return np.full(n, table[operand], np.uint64).view(_np_type(type_name)) \
+                    if _kind(type_name)[1] == 64 else \
+                    np.full(n, table[operand]).astype(_np_type(type_name))
         return np.full(n, _immediate(operand, type_name))
 
     def write(self, operand: str, value: np.ndarray) -> None:
@@ -294,6 +302,10 @@ class Launch:
             return "param", np.full(self.count(), offset, np.uint64)
         if inner in self.shared_symbols:
             return "symbol", np.full(self.count(), self.shared_symbols[inner] + offset, np.uint64)
+        if inner in self.kernel.local:
+            return "symbol", np.full(self.count(), self.kernel.local[inner] + offset, np.uint64)
+        if inner in self.symbols:
+            return "reg", np.full(self.count(), self.symbols[inner] + offset, np.uint64)
         try:
             return "reg", np.full(self.count(), int(inner, 0) + offset, np.uint64)
         except ValueError:
@@ -334,6 +346,15 @@ class Launch:
         blk = self.block_index[self.sel].astype(np.int64)
         return blk * self.shared_size + addr.astype(np.int64)
 
+    def local_offsets(self, addr: np.ndarray, size: int) -> np.ndarray:
+        bad = (addr + np.uint64(size) > np.uint64(self.local_size)) | (addr % np.uint64(size) != 0)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise self.error(f"local memory access of {size} bytes at {int(addr[i])} outside the "
+                             f"thread's {self.kernel.local_bytes}-byte frame or misaligned",
+                             self.thread_ids()[i])
+        return self.thread_ids().astype(np.int64) * self.local_size + addr.astype(np.int64)
+
     def load(self, space: str, operand: str, size: int) -> np.ndarray:
         """Raw `size`-byte values (unsigned) at the operand's addresses."""
         kind, addr = self.address(operand)
@@ -349,6 +370,9 @@ class Launch:
         if space == "shared":
             offs = self.shared_offsets(addr, size)
             return self.shared.view(utype)[offs // size]
+        if space == "local":
+            offs = self.local_offsets(addr, size)
+            return self.local_mem.view(utype)[offs // size]
         if space == "global" and kind == "reg":
             offs = self.check_global(addr, size, store=False)
             return self.memory.bytes.view(utype)[offs // size]
@@ -360,6 +384,9 @@ class Launch:
         if space == "shared":
             offs = self.shared_offsets(addr, size)
             self.shared.view(utype)[offs // size] = values
+        elif space == "local":
+            offs = self.local_offsets(addr, size)
+            self.local_mem.view(utype)[offs // size] = values
         elif space == "global" and kind == "reg":
             offs = self.check_global(addr, size, store=True)
             self.memory.bytes.view(utype)[offs // size] = values
