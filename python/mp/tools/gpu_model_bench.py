@@ -1,0 +1,199 @@
+"""bench/gpu-model.md: a decode step of every corpus decoder, as the PTX
+emulator counts it, against what the step must at least move.
+
+For each decoder of ../shared/corpus/decoders and each (batch, cache
+length), the bench writes a decode-step test set (one new token per row,
+``cache`` positions already cached, random tokens and caches from a fixed
+seed, onnxruntime's outputs), builds the mixed-precision CUDA library for
+those shapes (``mp-compile --target cuda --gpu compute_80``), and runs it on
+the emulator with ``--profile`` (mp.emu.profile). A row gives:
+
+- launches per step and per layer (the embedding, final norm and head are
+  in the step, so "per layer" is launches / layers, an upper bound);
+- modeled DRAM bytes over minimal bytes (weights + inputs + outputs once);
+- coalesced: the bytes the lanes asked for over the 32-byte sectors moved;
+- modeled H200 time of the step (launch cost included) and its roofline;
+- whether every output matched onnxruntime at mp-run's mixed tolerances and
+  how long the emulation took.
+
+Everything but the last column is a model from the emulator's counts, not
+a GPU measurement.
+
+    python -m mp.tools.gpu_model_bench [--models NAME ...] [--configs 1x128 ...]
+        [--out bench/gpu-model.md] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import REPO, build_tool
+from .report import begin, publish, table
+
+CORPUS = REPO.parent / "shared" / "corpus" / "decoders"
+CONFIGS = ((1, 128), (8, 128), (1, 1024), (8, 1024))
+_NP = {1: np.float32, 7: np.int64, 10: np.float16}
+
+
+def decode_step_feeds(model, batch: int, cache: int, position: int,
+                      seed: int = 0) -> dict[str, np.ndarray]:
+    """Inputs of a decode step for a corpus decoder's graph (its layout in
+    ../shared/corpus/decoders/MANIFEST.md): one new token per row at
+    `position` after `cache` cached positions, no padding."""
+    rng = np.random.default_rng(seed)
+    sizes = {"batch": batch, "seq": 1, "past_seq": cache, "total_seq": cache + 1}
+    vocab = next(d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim[-1:])
+    feeds = {}
+    for value in model.graph.input:
+        t = value.type.tensor_type
+        shape = [d.dim_value if d.dim_value else sizes[d.dim_param] for d in t.shape.dim]
+        dtype = _NP[t.elem_type]
+        if value.name == "input_ids":
+            feeds[value.name] = rng.integers(0, vocab or 32, shape).astype(dtype)
+        elif value.name == "attention_mask":
+            feeds[value.name] = np.ones(shape, dtype)
+        elif value.name == "position_ids":
+            feeds[value.name] = np.full(shape, position, dtype)
+        else:
+            feeds[value.name] = rng.standard_normal(shape).astype(dtype)
+    return feeds
+
+
+def write_test_set(model_path: Path, folder: Path, batch: int, cache: int) -> tuple[int, int]:
+    """Writes input_N.pb (the decode step's feeds) and output_N.pb
+    (onnxruntime's outputs) to `folder`; returns the number of layers and the
+    position of the new token: `cache`, or for a model with learned position
+    embeddings shorter than that (gpt2's 256), the last one it has (the
+    position changes no shape and so no traffic)."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import numpy_helper
+    model = onnx.load(str(model_path), load_external_data=False)
+    options = ort.SessionOptions()
+    options.log_severity_level = 4  # the out-of-bounds probe below is expected
+    session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+    position = cache
+    while True:
+        feeds = decode_step_feeds(model, batch, cache, position)
+        try:
+            outputs = session.run(None, feeds)
+            break
+        except ort.capi.onnxruntime_pybind11_state.InvalidArgument as e:
+            # "indices element out of data bounds, idx=1024 must be within
+            # the inclusive range [-256,255]"
+            last = re.search(r"out of data bounds.*inclusive range \[-?\d+,(\d+)\]", str(e))
+            if not last or position == int(last.group(1)):
+                raise
+            position = int(last.group(1))
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, (name, value) in enumerate(feeds.items()):
+        (folder / f"input_{i}.pb").write_bytes(numpy_helper.from_array(value, name).SerializeToString())
+    for i, (spec, value) in enumerate(zip(session.get_outputs(), outputs)):
+        (folder / f"output_{i}.pb").write_bytes(
+            numpy_helper.from_array(value, spec.name).SerializeToString())
+    return sum(1 for name in feeds if name.endswith(".key")), position
+
+
+def measure(model: Path, batch: int, cache: int, work: Path) -> dict:
+    """One decoder at one shape: build, emulate with --profile, summarize."""
+    data = work / "data"
+    layers, position = write_test_set(model / "model.onnx", data, batch, cache)
+    lib = work / "cuda.so"
+    proc = subprocess.run([str(build_tool("mp-compile")), str(model / "model.onnx"), "-o", str(lib),
+                           "--target", "cuda", "--gpu", "compute_80", "--precision", "mixed",
+                           "--shapes-from", str(data), "--no-cache"],
+                          capture_output=True, text=True)
+    result = {"model": model.name, "batch": batch, "cache": cache, "layers": layers,
+              "position": position}
+    if proc.returncode != 0:
+        return {**result, "error": proc.stderr.strip().splitlines()[-1][:200]}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "mp.emu", str(lib), str(data),
+                           "--profile-json", str(work / "profile.json")],
+                          capture_output=True, text=True, timeout=3600,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+    seconds = time.perf_counter() - start
+    verdicts = [line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
+    if proc.returncode == 2 or not verdicts:
+        return {**result, "error": (proc.stderr.strip() or proc.stdout.strip())[-200:]}
+    summary = json.loads((work / "profile.json").read_text())["summary"]
+    return {**result, **summary, "outputs": len(verdicts),
+            "matched": sum(v.startswith("PASS") for v in verdicts), "seconds": seconds}
+
+
+def _row(r: dict) -> list:
+    name = [r["model"], r["batch"], r["cache"]]
+    if "error" in r:
+        return [*name, "", "", "", "", "", "", f"ERROR {r['error']}", ""]
+    return [*name, r["launches"], f"{r['launches'] / r['layers']:.1f}",
+            f"{r['bytes_over_minimal']:.2f}", f"{100 * r['coalesced']:.1f}%",
+            f"{1e6 * r['modeled_seconds']:.1f}", f"{1e6 * r['roofline_seconds']:.2f}",
+            f"{r['matched']}/{r['outputs']}", f"{r['seconds']:.0f}"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", nargs="*", help="corpus decoder names (default: all)")
+    ap.add_argument("--configs", nargs="*", help="BATCHxCACHE (default: 1x128 8x128 1x1024 8x1024)")
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "gpu-model.md")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    models = sorted(p.parent for p in CORPUS.glob("*/model.onnx"))
+    if args.models:
+        models = [m for m in models if m.name in args.models]
+    if not models:
+        print(f"no corpus decoders under {CORPUS}", file=sys.stderr)
+        return 2
+    configs = [tuple(map(int, c.split("x"))) for c in args.configs] if args.configs else CONFIGS
+    started = time.perf_counter()
+    command = "bench/gpu_model.py" + (f" --models {' '.join(args.models)}" if args.models else "") + \
+        (f" --configs {' '.join(args.configs)}" if args.configs else "")
+    lines = begin(
+        "A decode step on the PTX emulator: launches, traffic and a modeled H200 time",
+        __doc__.split("\n\n", 1)[1].split("\n\n    python")[0],
+        command=f".venv/bin/python {command}")
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in models:
+            for batch, cache in configs:
+                r = measure(model, batch, cache, Path(tmp) / f"{model.name}-{batch}-{cache}")
+                results.append(r)
+                print(" | ".join(map(str, _row(r))), file=sys.stderr, flush=True)
+    ok = [r for r in results if "error" not in r]
+    moved = sorted({f"{r['model']} (position {r['position']} at cache {r['cache']})"
+                    for r in results if r["position"] != r["cache"]})
+    if moved:
+        lines += ["", "Learned position embeddings shorter than the cache: the new token "
+                  "sits at the last position the model has, which changes no shape: "
+                  + ", ".join(moved) + "."]
+    lines += ["", *table(["model", "batch", "cache", "launches", "per layer", "bytes / minimal",
+                          "coalesced", "model us", "roofline us", "outputs vs ORT", "emu s"],
+                         [_row(r) for r in results], align="lrrrrrrrrrr")]
+    if ok:
+        lines += ["", f"Over {len(ok)} steps: launches per layer "
+                  f"{min(r['launches'] / r['layers'] for r in ok):.1f}–"
+                  f"{max(r['launches'] / r['layers'] for r in ok):.1f}; bytes / minimal "
+                  f"{min(r['bytes_over_minimal'] for r in ok):.2f}–"
+                  f"{max(r['bytes_over_minimal'] for r in ok):.2f}; coalesced "
+                  f"{100 * min(r['coalesced'] for r in ok):.1f}–"
+                  f"{100 * max(r['coalesced'] for r in ok):.1f}%; launch cost is "
+                  f"{100 * min(r['launches'] * r['launch_seconds'] / r['modeled_seconds'] for r in ok):.0f}–"
+                  f"{100 * max(r['launches'] * r['launch_seconds'] / r['modeled_seconds'] for r in ok):.0f}"
+                  "% of the modeled time."]
+    publish(args.out, lines, args.json, {"results": results}, time.perf_counter() - started)
+    failed = [r for r in results if "error" in r or r["matched"] != r["outputs"]]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""bench/gpu_model.py (mp.tools.gpu_model_bench) on one corpus decoder at a
+small shape: the decode-step feeds follow the corpus layout, the library is
+checked against onnxruntime on them, and the page's numbers come from the
+emulator's profile."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import BUILD, REPO, require_built, require_present
+from mp.tools.gpu_model_bench import decode_step_feeds
+
+ENV = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+
+
+def test_decode_step_feeds_follow_the_corpus_layout():
+    onnx = pytest.importorskip("onnx")
+    model_path = REPO.parent / "shared" / "corpus" / "decoders" / "llama_ts" / "model.onnx"
+    require_present(model_path)
+    feeds = decode_step_feeds(onnx.load(str(model_path), load_external_data=False), 3, 40, 40)
+    assert feeds["input_ids"].shape == (3, 1) and feeds["input_ids"].max() < 256
+    assert feeds["attention_mask"].shape == (3, 41) and (feeds["attention_mask"] == 1).all()
+    assert (feeds["position_ids"] == 40).all()
+    assert feeds["past_key_values.1.value"].shape == (3, 2, 40, 16)
+    assert feeds["past_key_values.0.key"].dtype == np.float32
+
+
+def test_gpu_model_bench_on_one_decoder(tmp_path):
+    require_built(BUILD / "bin" / "mp-compile")
+    require_present(REPO.parent / "shared" / "corpus" / "decoders" / "gpt2_ts")
+    out, data = tmp_path / "gpu-model.md", tmp_path / "gpu-model.json"
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "gpu_model.py"), "--models",
+                           "gpt2_ts", "--configs", "2x300", "--out", str(out), "--json", str(data)],
+                          env=ENV, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (r,) = json.loads(data.read_text())["results"]
+    assert (r["model"], r["batch"], r["cache"], r["layers"]) == ("gpt2_ts", 2, 300, 2)
+    assert r["position"] == 255  # gpt2's 256 learned positions
+    assert r["matched"] == r["outputs"] == 5
+    assert r["launches"] > 0 and r["dram_bytes"] > 0 and 0 < r["coalesced"] <= 1
+    # Minimal bytes are at least the caches read and written (f32, 2 layers, K and V).
+    assert r["minimal_bytes"] >= 4 * 2 * 2 * (2 * 4 * 300 * 16 + 2 * 4 * 301 * 16)
+    page = out.read_text()
+    assert "| gpt2_ts | 2 | 300 |" in page and "a model from the emulator's counts" in page
+    assert "position 255 at cache 300" in page
