@@ -134,7 +134,9 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
     pm.addPass(mp::createTileAndVectorize());
   } else {
     // GPU: an elementwise producer with one use joins its consumer, so a
-    // chain (bias, activation, cast) is one kernel, not one per op.
+    // chain (bias, activation, cast, transpose) is one kernel, not one per
+    // op.
+    pm.addPass(mp::createGeneralizeLayoutOps());
     pm.addPass(createLinalgElementwiseOpFusionPass());
     // Casts with several consumers are recomputed in each of them.
     pm.addPass(mp::createFuseCasts());

@@ -11,7 +11,9 @@
 // Fragments are gathered straight from global memory following the PTX
 // fragment layout (lane = 4 * group + thread-in-group), so the prologue is
 // evaluated on each element as it is loaded. Edges that do not fill a tile
-// read zeros and skip their stores, so every shape is exact.
+// read zeros and skip their stores, so every shape is exact. A result
+// buffer filled right before (the zeros of MatMul) starts the accumulators
+// at the fill's value: the fill is no kernel of its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +50,7 @@ constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16, kWarpSize = 32;
 /// their group of dims.
 struct Contraction {
   linalg::GenericOp op;
+  linalg::FillOp fill; // initializes the result, or null: it is read
   BodySlice lhs, rhs;
   SmallVector<unsigned> batch, m, n, k;
   SmallVector<int64_t> sizes; // static loop ranges
@@ -328,6 +331,10 @@ private:
   }
 
   Value loadAccumulator(int64_t j) {
+    if (c.fill) {
+      Value v = c.fill.getInputs()[0];
+      return pack({pair(v, v), pair(v, v)});
+    }
     OpOperand *init = c.op.getDpsInitOperand(0);
     std::array<std::array<Value, 2>, 2> values;
     forEachAccumulator(j, [&](size_t r, size_t e, Value row, Value col) {
@@ -382,9 +389,12 @@ struct ContractionToMmaPass
         found.push_back(*c);
     });
     for (Contraction &c : found) {
+      c.fill = initializingFill(c.op);
       OpBuilder b(c.op);
       MmaKernelBuilder(c, b, warpsPerBlock, subtiles).build();
       c.op.erase();
+      if (c.fill)
+        c.fill.erase();
     }
   }
 };

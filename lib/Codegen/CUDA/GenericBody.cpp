@@ -57,6 +57,26 @@ bool mp::inKernel(Operation *op) {
          op->getParentOfType<gpu::LaunchOp>();
 }
 
+linalg::FillOp mp::initializingFill(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || !op.hasPureBufferSemantics())
+    return {};
+  Value out = op.getDpsInitOperand(0)->get();
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    auto fill = dyn_cast<linalg::FillOp>(prev);
+    if (!fill) {
+      if (!isMemoryEffectFree(prev))
+        return {};
+      continue;
+    }
+    Value value = fill.getInputs()[0];
+    if (fill.getOutputs()[0] != out ||
+        value.getType() != getElementTypeOrSelf(out.getType()))
+      return {};
+    return fill;
+  }
+  return {};
+}
+
 int64_t mp::extentOf(ArrayRef<unsigned> dims, ArrayRef<int64_t> sizes) {
   int64_t product = 1;
   for (unsigned d : dims)

@@ -3,7 +3,8 @@
 // One kernel per linalg op: parallel loops first, collapsed into one index
 // over blocks x threads; reductions inside each thread. This is the
 // correct-for-everything baseline the specialized kernels (Tensor Core
-// matmuls, warp reductions, flash attention) replace op by op.
+// matmuls, warp reductions, flash attention) replace op by op. A fill of an
+// op's output right before it joins the op's kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -176,6 +177,42 @@ llvm::DenseSet<Value> keepDeallocListsOnHost(ModuleOp module,
           host.insert(arg);
   }
   return host;
+}
+
+/// Folds the fill that initializes a generic's output right before it into
+/// the generic: the accumulator is the fill's value at the first point of
+/// the reduction loops (at every point without any), the buffer elsewhere.
+/// One kernel then does both, and the buffer is not written twice.
+void foldInitializingFills(func::FuncOp func, IRRewriter &rewriter) {
+  SmallVector<std::pair<linalg::GenericOp, linalg::FillOp>> folds;
+  func.walk([&](linalg::GenericOp op) {
+    if (!inKernel(op))
+      if (linalg::FillOp fill = mp::initializingFill(op))
+        folds.push_back({op, fill});
+  });
+  for (auto [op, fill] : folds) {
+    BlockArgument acc = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+    Location loc = op.getLoc();
+    rewriter.setInsertionPointToStart(op.getBody());
+    Value first;
+    for (auto [d, kind] : llvm::enumerate(op.getIteratorTypesArray())) {
+      if (kind != utils::IteratorType::reduction)
+        continue;
+      Value at = linalg::IndexOp::create(rewriter, loc, d);
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value isZero = arith::CmpIOp::create(rewriter, loc,
+                                           arith::CmpIPredicate::eq, at, zero);
+      first =
+          first
+              ? arith::AndIOp::create(rewriter, loc, first, isZero).getResult()
+              : isZero;
+    }
+    Value start = fill.getInputs()[0];
+    if (first)
+      start = arith::SelectOp::create(rewriter, loc, first, start, acc);
+    rewriter.replaceAllUsesExcept(acc, start, start.getDefiningOp());
+    rewriter.eraseOp(fill);
+  }
 }
 
 /// Generalizes `op`, moves its reduction loops after the parallel ones and
@@ -409,6 +446,7 @@ struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {
     if (failed(reshapesToCasts(func, rewriter)))
       return failure();
     mp::moveSerialCodeToKernels(func, onHost, hostLists, memory, rewriter);
+    foldInitializingFills(func, rewriter);
     SmallVector<linalg::LinalgOp> ops;
     func.walk([&](linalg::LinalgOp op) {
       if (!inKernel(op))

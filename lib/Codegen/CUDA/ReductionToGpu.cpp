@@ -8,7 +8,9 @@
 // shuffles, then shared memory across warps). Chosen when the innermost
 // reduction dim is the innermost index of every input it reads, so that
 // consecutive threads read consecutive addresses; otherwise one thread per
-// output (mp-map-to-gpu) is the coalesced mapping and is kept.
+// output (mp-map-to-gpu) is the coalesced mapping and is kept. An output
+// filled right before (a sum's zeros, a max's -inf) is folded with the
+// fill's value instead of being read: the fill is no kernel of its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +42,7 @@ constexpr int64_t kWarpSize = 32;
 /// `out = combiner(out, element)` over the reduction dims of `op`.
 struct Reduction {
   linalg::GenericOp op;
+  linalg::FillOp fill; // initializes the output, or null: it is read
   BodySlice element;
   Operation *combiner;
   gpu::AllReduceOperation kind;
@@ -226,7 +229,8 @@ void buildBlockReduction(Reduction &r, int64_t maxThreads) {
   SmallVector<Value> indices = operandIndices(b, loc, r.op, *init, point);
   IRMapping map;
   map.map(r.op.getMatchingBlockArgument(init),
-          memref::LoadOp::create(b, loc, init->get(), indices));
+          r.fill ? r.fill.getInputs()[0]
+                 : memref::LoadOp::create(b, loc, init->get(), indices));
   map.map(r.element.value, sum);
   memref::StoreOp::create(b, loc, b.clone(*r.combiner, map)->getResult(0),
                           init->get(), indices);
@@ -253,8 +257,11 @@ struct ReductionToGpuPass
         found.push_back(std::move(*r));
     });
     for (Reduction &r : found) {
+      r.fill = initializingFill(r.op);
       buildBlockReduction(r, blockSize);
       r.op.erase();
+      if (r.fill)
+        r.fill.erase();
     }
   }
 };

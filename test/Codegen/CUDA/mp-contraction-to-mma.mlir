@@ -119,3 +119,71 @@ func.func @left_alone(%a: memref<16x16xf16>, %b: memref<16x16xf16>, %c: memref<1
   }
   return
 }
+
+// -----
+
+#x = affine_map<(b, s, k, n) -> (b, s, k)>
+#w = affine_map<(b, s, k, n) -> (k, n)>
+#o = affine_map<(b, s, k, n) -> (b, s, n)>
+
+// A decode step's query projection as llama_ts (TorchScript export) lowers
+// it: 2 rows of 64, a 64x64 f16 weight, zero-filled right before. The
+// accumulators start at the fill's value, the result is never read and the
+// fill is no kernel of its own.
+// CHECK-LABEL: func.func @projection_after_fill
+// SMALL-LABEL: func.func @projection_after_fill
+//  CHECK-SAME:   (%[[X:.+]]: memref<2x1x64xf16>, %[[W:.+]]: memref<64x64xf16>, %[[O:.+]]: memref<2x1x64xf32>)
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<2x2xf32>
+//       CHECK:   gpu.launch
+//   CHECK-NOT:     memref.load %[[O]]
+//       CHECK:     scf.for {{.*}} iter_args(%{{.+}} = %[[ZERO]], %{{.+}} = %[[ZERO]]
+//       CHECK:       nvgpu.mma.sync
+//       CHECK:     memref.store {{.*}}, %[[O]]
+//   CHECK-NOT:   linalg.fill
+func.func @projection_after_fill(%x: memref<2x1x64xf16>, %w: memref<64x64xf16>, %o: memref<2x1x64xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  linalg.fill ins(%cst : f32) outs(%o : memref<2x1x64xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<2x1x64xf16>, memref<64x64xf16>) outs(%o : memref<2x1x64xf32>) {
+  ^bb0(%in: f16, %in_1: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_1 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(b, s, k, n) -> (b, s, k)>
+#w = affine_map<(b, s, k, n) -> (k, n)>
+#o = affine_map<(b, s, k, n) -> (b, s, n)>
+
+// A store between the fill and the contraction may write the result (the
+// buffers may alias): the fill stays and the accumulators are loaded.
+// CHECK-LABEL: func.func @store_between_fill_and_contraction
+// SMALL-LABEL: func.func @store_between_fill_and_contraction
+//  CHECK-SAME:   (%{{.+}}: memref<2x1x64xf16>, %{{.+}}: memref<64x64xf16>, %[[O:.+]]: memref<2x1x64xf32>
+//       CHECK:   linalg.fill
+//       CHECK:   memref.store
+//       CHECK:   gpu.launch
+//       CHECK:     memref.load %[[O]]
+func.func @store_between_fill_and_contraction(%x: memref<2x1x64xf16>, %w: memref<64x64xf16>, %o: memref<2x1x64xf32>, %other: memref<4xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  linalg.fill ins(%cst : f32) outs(%o : memref<2x1x64xf32>)
+  memref.store %cst, %other[%c0] : memref<4xf32>
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<2x1x64xf16>, memref<64x64xf16>) outs(%o : memref<2x1x64xf32>) {
+  ^bb0(%in: f16, %in_1: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_1 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  }
+  return
+}

@@ -15,14 +15,15 @@
 // RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_90 format=isa flash-attention=0" | %python %inputs/ptx-of-binaries.py | FileCheck %s --check-prefix=MAT
 
 // Host code: one arena from the runtime's device pool, one launch per
-// kernel: zero the accumulator, the contraction on one warp (4 rows fit one
-// 16-row tile, 32 columns one warp's four 8-column tiles), round to f16.
+// kernel: the contraction on one warp (4 rows fit one 16-row tile, 32
+// columns one warp's four 8-column tiles; its accumulators start at zero,
+// so the fill is no launch of its own), then round to f16.
 // HOST-LABEL: llvm.func @matmul_f16
 //       HOST:   llvm.call @mp_cuda_memref_alloc
-//       HOST:   gpu.launch_func @mp_kernels::@matmul_f16_kernel
-//       HOST:   gpu.launch_func @mp_kernels::@matmul_f16_kernel_0
+//       HOST:   gpu.launch_func @mp_kernels::@matmul_f16_kernel blocks
 //  HOST-SAME:     threads in (%[[T32:.+]], %{{.+}}, %{{.+}})
-//       HOST:   gpu.launch_func @mp_kernels::@matmul_f16_kernel_1
+//       HOST:   gpu.launch_func @mp_kernels::@matmul_f16_kernel_0
+//   HOST-NOT:   gpu.launch_func @mp_kernels::@matmul_f16
 //       HOST:   llvm.call @mp_cuda_memref_free
 // 64x64 outputs of a Gemm: 4 row tiles x 2 column tiles of 32, 8 warps in 2
 // blocks of 128 threads.
@@ -37,16 +38,16 @@
 // kernel rounds the result to f16 once.
 //       CHECK: // binary mp_kernels for sm_90
 //       CHECK: .target sm_90
-// CHECK-LABEL: .entry matmul_f16_kernel_0(
+// CHECK-LABEL: .entry matmul_f16_kernel(
 //       CHECK: .maxntid 32, 1, 1
 //       CHECK: ld.global.b32
 // CHECK-COUNT-4: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// CHECK-LABEL: .entry matmul_f16_kernel_1(
+// CHECK-LABEL: .entry matmul_f16_kernel_0(
 //       CHECK: cvt.rn.f16.f32
 //       CHECK: st.global.b16
 // Without Tensor Cores (asked, or a chip before sm_80): one thread per
 // output, products converted and summed in f32.
-// NOTC-LABEL: .entry matmul_f16_kernel_0(
+// NOTC-LABEL: .entry matmul_f16_kernel(
 //       NOTC: ld.global.b16
 //       NOTC: cvt.f32.f16
 //       NOTC: mul.rn.f32
@@ -59,7 +60,7 @@ func.func @matmul_f16(%x: tensor<4x64xf16>, %w: tensor<64x32xf16>) -> tensor<4x3
 
 // Gemm with a transposed B ([N, K], as linear layers store weights): both
 // operands' pairs along k are 32-bit loads.
-// CHECK-LABEL: .entry gemm_f16_trans_b_kernel_{{[0-9]+}}(
+// CHECK-LABEL: .entry gemm_f16_trans_b_kernel(
 //       CHECK: .maxntid 128, 1, 1
 //       CHECK: ld.global.b32
 //       CHECK: ld.global.b32
@@ -84,19 +85,19 @@ func.func @conv1d_f16(%x: tensor<1x32x64xf16>, %w: tensor<16x32x3xf16>) -> tenso
 // block of 32 threads per row: warp shuffles, then shared memory across
 // warps), the max NaN-propagating; exp through libdevice (ex2.approx) in
 // between; then a divide kernel.
-// CHECK-LABEL: .entry softmax_kernel_8(
+// CHECK-LABEL: .entry softmax_kernel(
 //       CHECK: .maxntid 32, 1, 1
 //       CHECK: shfl.sync.bfly.b32
 //       CHECK: max.NaN.f32
 //       CHECK: st.shared
-// CHECK-LABEL: .entry softmax_kernel_9(
+// CHECK-LABEL: .entry softmax_kernel_5(
 //       CHECK: ex2.approx.ftz.f32
-// CHECK-LABEL: .entry softmax_kernel_11(
+// CHECK-LABEL: .entry softmax_kernel_6(
 //       CHECK: .maxntid 32, 1, 1
 //       CHECK: shfl.sync.bfly.b32
 //       CHECK: add.rn.f32
 //       CHECK: st.shared
-// CHECK-LABEL: .entry softmax_kernel_12(
+// CHECK-LABEL: .entry softmax_kernel_7(
 //       CHECK: div.rn.f32
 func.func @softmax(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
   %0 = mp.softmax %x {axes = array<i64: 1>} : tensor<4x32xf32>

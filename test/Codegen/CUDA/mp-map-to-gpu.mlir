@@ -248,3 +248,41 @@ func.func @dynamic_reshape(%a: memref<12xf32>, %shape: memref<2xi64>) -> memref<
   %r = memref.reshape %a(%shape) : (memref<12xf32>, memref<2xi64>) -> memref<?x?xf32>
   return %r : memref<?x?xf32>
 }
+
+// -----
+
+#s = affine_map<(b, h, q, k) -> (b, h, q, k)>
+#m = affine_map<(b, h, q, k) -> (b, h, q)>
+
+// Softmax's running max over a decode step's 8 cached positions, as
+// llama_ts (TorchScript export) lowers it: 2x4 rows, the max -inf-filled
+// right before. One kernel: each thread starts from the fill's value at
+// the first position (k == 0) and reads the buffer after that; the fill is
+// no kernel of its own.
+// CHECK-LABEL: func.func @max_after_fill
+//  CHECK-SAME:   (%[[S:.+]]: memref<2x4x1x8xf16>, %[[M:.+]]: memref<2x4x1xf32>)
+//   CHECK-DAG:   %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   scf.parallel
+//       CHECK:     scf.for %[[K:.+]] = %{{.+}} to
+//       CHECK:       %[[OLD:.+]] = memref.load %[[M]]
+//       CHECK:       %[[FIRST:.+]] = arith.cmpi eq, %[[K]], %{{.+}} : index
+//       CHECK:       %[[ACC:.+]] = arith.select %[[FIRST]], %[[NEGINF]], %[[OLD]]
+//       CHECK:       arith.maximumf %{{.+}}, %[[ACC]]
+//       CHECK:       memref.store {{.*}}, %[[M]]
+//       CHECK:   } {mapping = [#gpu.loop_dim_map<processor = block_x
+//   CHECK-NOT:   scf.parallel
+// B64-LABEL: func.func @max_after_fill
+// HOST-LABEL: func.func @max_after_fill
+func.func @max_after_fill(%s: memref<2x4x1x8xf16>, %m: memref<2x4x1xf32>) {
+  %cst = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%cst : f32) outs(%m : memref<2x4x1xf32>)
+  linalg.generic {indexing_maps = [#s, #m], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%s : memref<2x4x1x8xf16>) outs(%m : memref<2x4x1xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.maximumf %0, %out : f32
+    linalg.yield %1 : f32
+  }
+  return
+}

@@ -128,3 +128,34 @@ func.func @left_alone(%x: memref<256x4xf32>, %s: memref<4xf32>, %y: memref<4x16x
   }
   return
 }
+
+// -----
+
+#x = affine_map<(b, s, k) -> (b, s, k)>
+#r = affine_map<(b, s, k) -> (b, s)>
+
+// RMSNorm's sum of squares in a decode step of llama_ts (TorchScript
+// export): 2 rows of 64, the sum zero-filled right before. The block's
+// total is folded with the fill's value, the output is never read and the
+// fill is no kernel of its own.
+// CHECK-LABEL: func.func @rms_sum_after_fill
+//  CHECK-SAME:   (%[[X:.+]]: memref<2x1x64xf32>, %[[S:.+]]: memref<2x1xf32>)
+//   CHECK-NOT:   linalg.fill
+//       CHECK:   gpu.launch
+//       CHECK:     gpu.all_reduce add
+//   CHECK-NOT:     memref.load %[[S]]
+//       CHECK:     memref.store {{.*}}, %[[S]]
+//   CHECK-NOT:   linalg
+func.func @rms_sum_after_fill(%x: memref<2x1x64xf32>, %s: memref<2x1xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %two = arith.constant 2.000000e+00 : f32
+  linalg.fill ins(%cst : f32) outs(%s : memref<2x1xf32>)
+  linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<2x1x64xf32>) outs(%s : memref<2x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.powf %in, %two : f32
+    %1 = arith.addf %0, %out fastmath<reassoc> : f32
+    linalg.yield %1 : f32
+  }
+  return
+}

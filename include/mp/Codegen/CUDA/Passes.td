@@ -5,6 +5,23 @@
 
 include "mlir/Pass/PassBase.td"
 
+def GeneralizeLayoutOps : Pass<"mp-generalize-layout-ops", "mlir::ModuleOp"> {
+  let summary = "Turn tensor transposes, broadcasts and copies into "
+                "linalg.generic";
+  let description = [{
+    Upstream elementwise fusion joins `linalg.generic` ops only. On tensors,
+    this pass rewrites `linalg.transpose`, `linalg.broadcast` and
+    `linalg.copy` as the generics they stand for (a permuted or projected
+    indexing map). The fusion that follows folds them into the index maps
+    of their producer or consumer. On the CUDA target, a transpose of the
+    heads of a projection or a repeat of shared KV heads is then no kernel
+    and no buffer of its own. Fills stay named ops: the kernels of their
+    consumers start from the fill's value (mp-contraction-to-mma,
+    mp-reduction-to-gpu, mp-map-to-gpu).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def FuseCasts : Pass<"mp-fuse-casts", "mlir::ModuleOp"> {
   let summary = "Fuse element-type casts into every consumer";
   let description = [{
