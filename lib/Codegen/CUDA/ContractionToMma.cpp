@@ -13,12 +13,15 @@
 // evaluated on each element as it is loaded. Edges that do not fill a tile
 // read zeros and skip their stores, so every shape is exact. A result
 // buffer filled right before (the zeros of MatMul) starts the accumulators
-// at the fill's value: the fill is no kernel of its own.
+// at the fill's value: the fill is no kernel of its own. The elementwise ops
+// that read the result next (its f16 cast, a transpose of heads, a residual
+// add) run on the accumulators before they are stored (Epilogue.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "mp/Codegen/CUDA/Passes.h"
 
+#include "Epilogue.h"
 #include "GenericBody.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -51,6 +54,8 @@ constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16, kWarpSize = 32;
 struct Contraction {
   linalg::GenericOp op;
   linalg::FillOp fill; // initializes the result, or null: it is read
+  SmallVector<EpilogueStage> epilogue;
+  bool storeResult = true;
   BodySlice lhs, rhs;
   SmallVector<unsigned> batch, m, n, k;
   SmallVector<int64_t> sizes; // static loop ranges
@@ -358,8 +363,8 @@ private:
         auto inside = scf::IfOp::create(b, loc, ok, false);
         b.setInsertionPointToStart(inside.thenBlock());
       }
-      memref::StoreOp::create(b, loc, v, init->get(),
-                              indices(*init, pointAt(row, col, {})));
+      emitEpilogue(b, loc, init->get(), c.storeResult, c.epilogue, v,
+                   indices(*init, pointAt(row, col, {})));
     });
   }
 
@@ -390,11 +395,20 @@ struct ContractionToMmaPass
     });
     for (Contraction &c : found) {
       c.fill = initializingFill(c.op);
+      SmallVector<Operation *> fill;
+      if (c.fill)
+        fill.push_back(c.fill);
+      c.epilogue =
+          findEpilogueChain(c.op, c.op.getDpsInitOperand(0)->get(), fill);
+      c.storeResult = c.epilogue.empty() || c.epilogue.front().storePrevious;
+      hoistEpilogueOperands(c.op, c.epilogue);
       OpBuilder b(c.op);
       MmaKernelBuilder(c, b, warpsPerBlock, subtiles).build();
       c.op.erase();
       if (c.fill)
         c.fill.erase();
+      for (EpilogueStage &stage : c.epilogue)
+        stage.op.erase();
     }
   }
 };

@@ -187,3 +187,115 @@ func.func @store_between_fill_and_contraction(%x: memref<2x1x64xf16>, %w: memref
   }
   return
 }
+
+// -----
+
+#x = affine_map<(b, s, k, n) -> (b, s, k)>
+#w = affine_map<(b, s, k, n) -> (k, n)>
+#o = affine_map<(b, s, k, n) -> (b, s, n)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#heads = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
+
+// The query projection of llama_ts's decode step with what reads it next
+// (trimmed from its lowering): the f16 cast, a reshape to 4 heads of 16
+// and the transpose to [batch, head, seq, dim]. Both run on the
+// accumulators: each element is rounded and stored once, at its transposed
+// place. The f32 result and the untransposed f16 copy are temporaries that
+// nothing else reads, so neither is written (their arena folds away); the
+// whole chain is one kernel.
+// CHECK-LABEL: func.func @projection_cast_transpose
+//  CHECK-SAME:   (%[[X:.+]]: memref<2x1x64xf16>, %[[W:.+]]: memref<64x64xf16>, %{{.+}}: memref<4xi64>, %[[Q:.+]]: memref<2x4x1x16xf16>)
+//   CHECK-NOT:   memref.alloc
+//       CHECK:   gpu.launch
+//       CHECK:     nvgpu.mma.sync
+//       CHECK:     %[[E:.+]] = vector.extract
+//       CHECK:     %[[H:.+]] = arith.truncf %[[E]] : f32 to f16
+//       CHECK:     memref.store %[[H]], %[[Q]]
+//   CHECK-NOT:     memref.store
+//       CHECK:   }
+//   CHECK-NOT:   linalg.generic
+// SMALL-LABEL: func.func @projection_cast_transpose
+func.func @projection_cast_transpose(%x: memref<2x1x64xf16>, %w: memref<64x64xf16>, %shape: memref<4xi64>, %q: memref<2x4x1x16xf16>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %alloc = memref.alloc() : memref<1024xi8>
+  %c0 = arith.constant 0 : index
+  %view = memref.view %alloc[%c0][] : memref<1024xi8> to memref<2x1x64xf32>
+  linalg.fill ins(%cst : f32) outs(%view : memref<2x1x64xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<2x1x64xf16>, memref<64x64xf16>) outs(%view : memref<2x1x64xf32>) {
+  ^bb0(%in: f16, %in_1: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_1 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %2, %out : f32
+    linalg.yield %3 : f32
+  }
+  %c512 = arith.constant 512 : index
+  %view_1 = memref.view %alloc[%c512][] : memref<1024xi8> to memref<2x1x64xf16>
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%view : memref<2x1x64xf32>) outs(%view_1 : memref<2x1x64xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %0 = arith.truncf %in : f32 to f16
+    linalg.yield %0 : f16
+  }
+  %reshape = memref.reshape %view_1(%shape) : (memref<2x1x64xf16>, memref<4xi64>) -> memref<2x1x4x16xf16>
+  linalg.generic {indexing_maps = [#heads, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%reshape : memref<2x1x4x16xf16>) outs(%q : memref<2x4x1x16xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  }
+  memref.dealloc %alloc : memref<1024xi8>
+  return
+}
+
+// -----
+
+#x = affine_map<(s, k, n) -> (s, k)>
+#w = affine_map<(s, k, n) -> (k, n)>
+#o = affine_map<(s, k, n) -> (s, n)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A residual add after the output projection, whose f32 result is also
+// read later (by a second op): the add runs on the accumulators and the
+// projection is still stored. The op after that reads the result, not as
+// an elementwise consumer of the chain, and stays.
+// CHECK-LABEL: func.func @residual_add_result_read_later
+//  CHECK-SAME:   (%{{.+}}: memref<2x64xf16>, %{{.+}}: memref<64x64xf16>, %[[R:.+]]: memref<2x64xf32>, %[[H:.+]]: memref<2x64xf32>, %{{.+}}: memref<2x64xf32>)
+//       CHECK:   gpu.launch
+//       CHECK:     %[[E:.+]] = vector.extract
+//       CHECK:     memref.store %[[E]], %[[P:.+]][
+//       CHECK:     %[[RES:.+]] = memref.load %[[R]]
+//       CHECK:     %[[SUM:.+]] = arith.addf %[[E]], %[[RES]]
+//       CHECK:     memref.store %[[SUM]], %[[H]]
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     ins(%[[P]]
+// SMALL-LABEL: func.func @residual_add_result_read_later
+func.func @residual_add_result_read_later(%a: memref<2x64xf16>, %w: memref<64x64xf16>, %r: memref<2x64xf32>, %h: memref<2x64xf32>, %later: memref<2x64xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %p = memref.alloc() : memref<2x64xf32>
+  linalg.fill ins(%cst : f32) outs(%p : memref<2x64xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %w : memref<2x64xf16>, memref<64x64xf16>) outs(%p : memref<2x64xf32>) {
+  ^bb0(%in: f16, %in_1: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_1 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %2, %out : f32
+    linalg.yield %3 : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %r : memref<2x64xf32>, memref<2x64xf32>) outs(%h : memref<2x64xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %0 = arith.addf %in, %in_1 : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %h : memref<2x64xf32>, memref<2x64xf32>) outs(%later : memref<2x64xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %0 = arith.mulf %in, %in_1 : f32
+    linalg.yield %0 : f32
+  }
+  memref.dealloc %p : memref<2x64xf32>
+  return
+}

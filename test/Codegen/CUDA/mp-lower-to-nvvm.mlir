@@ -14,35 +14,34 @@
 // RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_90 format=isa" | %python %inputs/ptx-of-binaries.py | FileCheck %s --check-prefix=ATT
 // RUN: mp-opt %s --mp-lower-to-nvvm="chip=sm_90 format=isa flash-attention=0" | %python %inputs/ptx-of-binaries.py | FileCheck %s --check-prefix=MAT
 
-// Host code: one arena from the runtime's device pool, one launch per
-// kernel: the contraction on one warp (4 rows fit one 16-row tile, 32
-// columns one warp's four 8-column tiles; its accumulators start at zero,
-// so the fill is no launch of its own), then round to f16.
+// Host code: one launch, the contraction on one warp (4 rows fit one
+// 16-row tile, 32 columns one warp's four 8-column tiles). Its accumulators
+// start at zero (the fill is no launch of its own) and are rounded to f16
+// as they are stored (the cast is no launch either), so no f32 temporary
+// and no arena are needed.
 // HOST-LABEL: llvm.func @matmul_f16
-//       HOST:   llvm.call @mp_cuda_memref_alloc
+//   HOST-NOT:   llvm.call @mp_cuda_memref_alloc
 //       HOST:   gpu.launch_func @mp_kernels::@matmul_f16_kernel blocks
 //  HOST-SAME:     threads in (%[[T32:.+]], %{{.+}}, %{{.+}})
-//       HOST:   gpu.launch_func @mp_kernels::@matmul_f16_kernel_0
-//   HOST-NOT:   gpu.launch_func @mp_kernels::@matmul_f16
-//       HOST:   llvm.call @mp_cuda_memref_free
+//   HOST-NOT:   gpu.launch_func
+//       HOST:   llvm.return
 // 64x64 outputs of a Gemm: 4 row tiles x 2 column tiles of 32, 8 warps in 2
 // blocks of 128 threads.
 // HOST-LABEL: llvm.func @gemm_f16_trans_b
-//       HOST:   gpu.launch_func @mp_kernels::@gemm_f16_trans_b_kernel_{{[0-9]+}} blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}})
+//       HOST:   gpu.launch_func @mp_kernels::@gemm_f16_trans_b_kernel blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}})
 // Every kernel sits in the one binary.
 //      ONE: gpu.binary @mp_kernels
 //  ONE-NOT: gpu.binary
 
 // The contraction: one warp; A's pairs along k are one 32-bit load; four
-// m16n8k16 Tensor Core MMAs (f16 in, f32 accumulate) per k step; a cast
-// kernel rounds the result to f16 once.
+// m16n8k16 Tensor Core MMAs (f16 in, f32 accumulate) per k step; each
+// accumulator rounded to f16 once, as it is stored.
 //       CHECK: // binary mp_kernels for sm_90
 //       CHECK: .target sm_90
 // CHECK-LABEL: .entry matmul_f16_kernel(
 //       CHECK: .maxntid 32, 1, 1
 //       CHECK: ld.global.b32
 // CHECK-COUNT-4: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// CHECK-LABEL: .entry matmul_f16_kernel_0(
 //       CHECK: cvt.rn.f16.f32
 //       CHECK: st.global.b16
 // Without Tensor Cores (asked, or a chip before sm_80): one thread per
@@ -90,14 +89,14 @@ func.func @conv1d_f16(%x: tensor<1x32x64xf16>, %w: tensor<16x32x3xf16>) -> tenso
 //       CHECK: shfl.sync.bfly.b32
 //       CHECK: max.NaN.f32
 //       CHECK: st.shared
-// CHECK-LABEL: .entry softmax_kernel_5(
+// CHECK-LABEL: .entry softmax_kernel_{{[0-9]+}}(
 //       CHECK: ex2.approx.ftz.f32
-// CHECK-LABEL: .entry softmax_kernel_6(
+// CHECK-LABEL: .entry softmax_kernel_{{[0-9]+}}(
 //       CHECK: .maxntid 32, 1, 1
 //       CHECK: shfl.sync.bfly.b32
 //       CHECK: add.rn.f32
 //       CHECK: st.shared
-// CHECK-LABEL: .entry softmax_kernel_7(
+// CHECK-LABEL: .entry softmax_kernel_{{[0-9]+}}(
 //       CHECK: div.rn.f32
 func.func @softmax(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
   %0 = mp.softmax %x {axes = array<i64: 1>} : tensor<4x32xf32>

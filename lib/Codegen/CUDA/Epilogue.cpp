@@ -1,0 +1,219 @@
+//===- Epilogue.cpp - elementwise consumers run where a result is made ----===//
+
+#include "Epilogue.h"
+
+#include "GenericBody.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+namespace {
+
+bool isReshape(Operation *op) {
+  return isa<memref::ReshapeOp, memref::ExpandShapeOp, memref::CollapseShapeOp>(
+      op);
+}
+
+/// `base` and every reshape of it, transitively.
+SmallVector<Value> viewsOf(Value base) {
+  SmallVector<Value> views{base};
+  for (unsigned i = 0; i < views.size(); ++i)
+    for (Operation *user : views[i].getUsers())
+      if (isReshape(user) && user->getOperand(0) == views[i])
+        views.push_back(user->getResult(0));
+  return views;
+}
+
+/// The buffer a reshape chain starts from.
+Value rootOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isReshape(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+bool isContiguousStatic(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity();
+}
+
+/// A buffer only this function's code sees: nothing reads it after the
+/// function unless the function does.
+bool isTemporary(Value v) {
+  Value root = rootOf(v);
+  return root.getDefiningOp<memref::ViewOp>() ||
+         root.getDefiningOp<memref::AllocOp>();
+}
+
+/// The next op that may touch memory. A reshape only reads its shape
+/// operand (a constant buffer), never what the chain writes.
+Operation *nextWithEffects(Operation *op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+    if (!isMemoryEffectFree(next) && !isReshape(next))
+      return next;
+  return nullptr;
+}
+
+/// Whether an op other than `known` (or a reshape leading to one, or a
+/// deallocation) uses `buffer`.
+bool usedByOthers(Value buffer, ArrayRef<Operation *> known) {
+  SmallVector<Value> views = viewsOf(rootOf(buffer));
+  for (Value view : views)
+    for (Operation *user : view.getUsers())
+      if (!llvm::is_contained(known, user) && !isa<memref::DeallocOp>(user) &&
+          !(isReshape(user) && llvm::is_contained(views, user->getResult(0))))
+        return true;
+  return false;
+}
+
+/// Row-major linear index of `indices` in `shape`, and back.
+Value linearize(mp::IndexBuilder &ib, ArrayRef<Value> indices,
+                ArrayRef<int64_t> shape) {
+  Value linear = ib.idx(0);
+  for (auto [index, size] : llvm::zip(indices, shape))
+    linear = ib.add(ib.mul(linear, ib.idx(size)), index);
+  return linear;
+}
+
+SmallVector<Value> delinearize(mp::IndexBuilder &ib, Value linear,
+                               ArrayRef<int64_t> shape) {
+  SmallVector<unsigned> dims =
+      llvm::to_vector(llvm::seq<unsigned>(0, shape.size()));
+  SmallVector<Value> indices(shape.size());
+  ib.delinearize(dims, shape, linear, indices);
+  return indices;
+}
+
+} // namespace
+
+SmallVector<mp::EpilogueStage>
+mp::findEpilogueChain(Operation *producer, Value result,
+                      ArrayRef<Operation *> alsoWriting, unsigned maxStages) {
+  SmallVector<EpilogueStage> chain;
+  // Every buffer of the chain, through its reshapes: only the designated
+  // input of a stage may touch one (another thread may not have written
+  // the element it would read yet).
+  SmallVector<Value> chainViews = viewsOf(rootOf(result));
+  Operation *previous = producer;
+  Value previousResult = result;
+  while (chain.size() < maxStages && isContiguousStatic(previousResult)) {
+    auto op = dyn_cast_or_null<linalg::GenericOp>(nextWithEffects(previous));
+    if (!op || op.getNumParallelLoops() != op.getNumLoops() ||
+        failed(staticSingleOutputRanges(op)))
+      break;
+    SmallVector<Value> views = viewsOf(rootOf(previousResult));
+    std::optional<unsigned> input;
+    bool clean = true;
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!llvm::is_contained(chainViews, operand.get()))
+        continue;
+      if (op.isDpsInit(&operand) || input ||
+          !llvm::is_contained(views, operand.get())) {
+        clean = false;
+        break;
+      }
+      input = operand.getOperandNumber();
+    }
+    if (!clean || !input)
+      break;
+    Value read = op->getOperand(*input);
+    AffineMap map = op.getMatchingIndexingMap(&op->getOpOperand(*input));
+    if (!isContiguousStatic(read) || !map.isPermutation() ||
+        cast<MemRefType>(read.getType()).getNumElements() !=
+            cast<MemRefType>(previousResult.getType()).getNumElements())
+      break;
+    Value output = op.getDpsInitOperand(0)->get();
+    if (llvm::is_contained(chainViews, output))
+      break;
+    chain.push_back({op, *input, /*storePrevious=*/true});
+    llvm::append_range(chainViews, viewsOf(rootOf(output)));
+    previous = op;
+    previousResult = output;
+  }
+  // A result need not be stored when it is a temporary that only its
+  // writers and the next stage use.
+  SmallVector<Operation *> writers{producer};
+  llvm::append_range(writers, alsoWriting);
+  Value stored = result;
+  for (EpilogueStage &stage : chain) {
+    SmallVector<Operation *> known = writers;
+    known.push_back(stage.op);
+    stage.storePrevious = !isTemporary(stored) || usedByOthers(stored, known);
+    writers = {stage.op.getOperation()};
+    stored = stage.op.getDpsInitOperand(0)->get();
+  }
+  return chain;
+}
+
+void mp::hoistEpilogueOperands(Operation *producer,
+                               ArrayRef<EpilogueStage> chain) {
+  if (chain.empty())
+    return;
+  Operation *last = chain.back().op;
+  SmallVector<Operation *> between;
+  for (Operation *op = producer->getNextNode(); op != last;
+       op = op->getNextNode())
+    if (!llvm::any_of(
+            chain, [&](EpilogueStage s) { return s.op.getOperation() == op; }))
+      between.push_back(op);
+  for (Operation *op : between)
+    op->moveBefore(producer);
+}
+
+void mp::emitEpilogue(OpBuilder &b, Location loc, Value result,
+                      bool storeResult, ArrayRef<EpilogueStage> chain,
+                      Value value, ArrayRef<Value> indices) {
+  IndexBuilder ib(b, loc);
+  if (storeResult)
+    memref::StoreOp::create(b, loc, value, result, indices);
+  Value previous = result;
+  SmallVector<Value> at(indices);
+  for (auto [i, stage] : llvm::enumerate(chain)) {
+    linalg::GenericOp op = stage.op;
+    OpOperand &input = op->getOpOperand(stage.input);
+    auto from = cast<MemRefType>(previous.getType());
+    auto to = cast<MemRefType>(input.get().getType());
+    // The same element through the reshape the stage reads (both
+    // contiguous), then the loop point its permutation map reads it at.
+    SmallVector<Value> read =
+        from.getShape() == to.getShape()
+            ? at
+            : delinearize(ib, linearize(ib, at, from.getShape()),
+                          to.getShape());
+    AffineMap map = op.getMatchingIndexingMap(&input);
+    SmallVector<Value> point(op.getNumLoops());
+    for (unsigned r = 0; r < map.getNumResults(); ++r)
+      point[map.getDimPosition(r)] = read[r];
+
+    IRMapping mapping;
+    for (OpOperand &operand : op->getOpOperands()) {
+      BlockArgument arg = op.getMatchingBlockArgument(&operand);
+      if (arg.use_empty())
+        continue;
+      mapping.map(arg, &operand == &input
+                           ? value
+                           : memref::LoadOp::create(
+                                 b, loc, operand.get(),
+                                 operandIndices(b, loc, op, operand, point))
+                                 .getResult());
+    }
+    Block *body = op.getBody();
+    for (Operation &inBody : body->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inBody))
+        mapping.map(index.getResult(), point[index.getDim()]);
+      else
+        b.clone(inBody, mapping);
+    }
+    value = mapping.lookupOrDefault(body->getTerminator()->getOperand(0));
+    OpOperand *out = op.getDpsInitOperand(0);
+    at = operandIndices(b, loc, op, *out, point);
+    previous = out->get();
+    if (i + 1 == chain.size() || chain[i + 1].storePrevious)
+      memref::StoreOp::create(b, loc, value, previous, at);
+  }
+}
