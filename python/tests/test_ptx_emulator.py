@@ -319,6 +319,18 @@ def test_packed_f16x2_arithmetic_is_lane_by_lane():
         assert np.array_equal(got, want), body
 
 
+def test_packed_f16x2_comparison_sets_a_predicate_per_half():
+    """setp.num.f16x2 p|q, a, b (mimi's mixed build emits it): p for the low
+    halves, q for the high ones."""
+    a = np.array([1.0, np.nan, np.nan, 2.0] * 8, np.float16)
+    b = np.array([3.0, 4.0, 5.0, np.nan] * 8, np.float16)
+    body = ("setp.num.f16x2 %p1|%p2, %r2, %r3; selp.u32 %r5, 1, 0, %p1; "
+            "selp.u32 %r6, 2, 0, %p2; or.b32 %r4, %r5, %r6;")
+    got = _binary(body, a.view(np.uint32), b.view(np.uint32))
+    ordered = ~(np.isnan(a) | np.isnan(b))
+    assert np.array_equal(got, ordered[0::2] * 1 + ordered[1::2] * 2)
+
+
 LOCAL_FRAME = HEADER.replace("{\n", "{\n  .local .align 4 .b8 __local_depot0[16];\n  .reg .b64 %SPL;\n", 1) + """
   mov.b64 %SPL, __local_depot0;
   st.local.b32 [%SPL], %r1;

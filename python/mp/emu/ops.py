@@ -310,8 +310,28 @@ _COMPARE = {
 }
 
 
+def _setp_packed(L: Launch, ins: Instruction) -> None:
+    """``setp.CMP.f16x2 p|q, a, b``: p compares the low halves, q the high."""
+    dests = ins.operands[0].split("|")
+    if len(dests) != 2 or len(ins.operands) != 3:
+        raise L.error(f"'{ins.text}' is not emulated")
+    scalar = Instruction(ins.opcode.replace("f16x2", "f16"),
+                         ["%__lane_p", *_PACKED_TEMPS[1:3]], None, False, ins.line, ins.text)
+    sources = [L.read(o, "u32") for o in ins.operands[1:]]
+    L.bits_of["%__lane_p"] = 1
+    for half, dest in zip((0, 16), dests):
+        for temp, value in zip(_PACKED_TEMPS[1:], sources):
+            L.bits_of[temp] = 16
+            L.write(temp, ((value >> np.uint32(half)) & np.uint32(0xFFFF)).astype(np.uint16))
+        _setp(L, scalar)
+        L.write(dest, L.read("%__lane_p", "pred"))
+
+
 def _setp(L: Launch, ins: Instruction) -> None:
     parts = ins.parts
+    if parts[-1] == "f16x2":
+        _setp_packed(L, ins)
+        return
     cmp, t = parts[1], _type_of(parts)
     kind, bits = _kind(t)
     read_as = t if kind in "fs" else "u" + str(bits)
