@@ -401,7 +401,12 @@ struct ContractionToMmaPass
       c.epilogue =
           findEpilogueChain(c.op, c.op.getDpsInitOperand(0)->get(), fill);
       c.storeResult = c.epilogue.empty() || c.epilogue.front().storePrevious;
-      hoistEpilogueOperands(c.op, c.epilogue);
+      if (!c.epilogue.empty()) {
+        SmallVector<Operation *> stages;
+        for (EpilogueStage &stage : c.epilogue)
+          stages.push_back(stage.op);
+        hoistAboveProducer(c.op, stages.back(), stages);
+      }
       OpBuilder b(c.op);
       MmaKernelBuilder(c, b, warpsPerBlock, subtiles).build();
       c.op.erase();

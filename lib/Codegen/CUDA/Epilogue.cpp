@@ -17,58 +17,9 @@ bool isReshape(Operation *op) {
       op);
 }
 
-/// `base` and every reshape of it, transitively.
-SmallVector<Value> viewsOf(Value base) {
-  SmallVector<Value> views{base};
-  for (unsigned i = 0; i < views.size(); ++i)
-    for (Operation *user : views[i].getUsers())
-      if (isReshape(user) && user->getOperand(0) == views[i])
-        views.push_back(user->getResult(0));
-  return views;
-}
-
-/// The buffer a reshape chain starts from.
-Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (!isReshape(def))
-      break;
-    v = def->getOperand(0);
-  }
-  return v;
-}
-
 bool isContiguousStatic(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
   return type && type.hasStaticShape() && type.getLayout().isIdentity();
-}
-
-/// A buffer only this function's code sees: nothing reads it after the
-/// function unless the function does.
-bool isTemporary(Value v) {
-  Value root = rootOf(v);
-  return root.getDefiningOp<memref::ViewOp>() ||
-         root.getDefiningOp<memref::AllocOp>();
-}
-
-/// The next op that may touch memory. A reshape only reads its shape
-/// operand (a constant buffer), never what the chain writes.
-Operation *nextWithEffects(Operation *op) {
-  for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
-    if (!isMemoryEffectFree(next) && !isReshape(next))
-      return next;
-  return nullptr;
-}
-
-/// Whether an op other than `known` (or a reshape leading to one, or a
-/// deallocation) uses `buffer`.
-bool usedByOthers(Value buffer, ArrayRef<Operation *> known) {
-  SmallVector<Value> views = viewsOf(rootOf(buffer));
-  for (Value view : views)
-    for (Operation *user : view.getUsers())
-      if (!llvm::is_contained(known, user) && !isa<memref::DeallocOp>(user) &&
-          !(isReshape(user) && llvm::is_contained(views, user->getResult(0))))
-        return true;
-  return false;
 }
 
 /// Row-major linear index of `indices` in `shape`, and back.
@@ -90,6 +41,45 @@ SmallVector<Value> delinearize(mp::IndexBuilder &ib, Value linear,
 }
 
 } // namespace
+
+SmallVector<Value> mp::viewsOf(Value base) {
+  SmallVector<Value> views{base};
+  for (unsigned i = 0; i < views.size(); ++i)
+    for (Operation *user : views[i].getUsers())
+      if (isReshape(user) && user->getOperand(0) == views[i])
+        views.push_back(user->getResult(0));
+  return views;
+}
+
+Value mp::rootOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isReshape(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+Operation *mp::nextWithEffects(Operation *op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+    if (!isMemoryEffectFree(next) && !isReshape(next))
+      return next;
+  return nullptr;
+}
+
+bool mp::usedElsewhere(Value buffer, ArrayRef<Operation *> known) {
+  Value root = rootOf(buffer);
+  if (!root.getDefiningOp<memref::ViewOp>() &&
+      !root.getDefiningOp<memref::AllocOp>())
+    return true;
+  SmallVector<Value> views = viewsOf(root);
+  for (Value view : views)
+    for (Operation *user : view.getUsers())
+      if (!llvm::is_contained(known, user) && !isa<memref::DeallocOp>(user) &&
+          !(isReshape(user) && llvm::is_contained(views, user->getResult(0))))
+        return true;
+  return false;
+}
 
 SmallVector<mp::EpilogueStage>
 mp::findEpilogueChain(Operation *producer, Value result,
@@ -143,76 +133,57 @@ mp::findEpilogueChain(Operation *producer, Value result,
   for (EpilogueStage &stage : chain) {
     SmallVector<Operation *> known = writers;
     known.push_back(stage.op);
-    stage.storePrevious = !isTemporary(stored) || usedByOthers(stored, known);
+    stage.storePrevious = usedElsewhere(stored, known);
     writers = {stage.op.getOperation()};
     stored = stage.op.getDpsInitOperand(0)->get();
   }
   return chain;
 }
 
-void mp::hoistEpilogueOperands(Operation *producer,
-                               ArrayRef<EpilogueStage> chain) {
-  if (chain.empty())
-    return;
-  Operation *last = chain.back().op;
+void mp::hoistAboveProducer(Operation *producer, Operation *last,
+                            ArrayRef<Operation *> fused) {
   SmallVector<Operation *> between;
-  for (Operation *op = producer->getNextNode(); op != last;
+  for (Operation *op = producer->getNextNode(); op && op != last;
        op = op->getNextNode())
-    if (!llvm::any_of(
-            chain, [&](EpilogueStage s) { return s.op.getOperation() == op; }))
+    if (!llvm::is_contained(fused, op))
       between.push_back(op);
   for (Operation *op : between)
     op->moveBefore(producer);
 }
 
+std::pair<Value, SmallVector<Value>>
+mp::evaluateStage(OpBuilder &b, Location loc, EpilogueStage stage,
+                  Value previous, Value value, ArrayRef<Value> at) {
+  IndexBuilder ib(b, loc);
+  linalg::GenericOp op = stage.op;
+  OpOperand &input = op->getOpOperand(stage.input);
+  auto from = cast<MemRefType>(previous.getType());
+  auto to = cast<MemRefType>(input.get().getType());
+  // The same element through the reshape the stage reads (both
+  // contiguous), then the loop point its permutation map reads it at.
+  SmallVector<Value> read =
+      from.getShape() == to.getShape()
+          ? SmallVector<Value>(at)
+          : delinearize(ib, linearize(ib, at, from.getShape()), to.getShape());
+  AffineMap map = op.getMatchingIndexingMap(&input);
+  SmallVector<Value> point(op.getNumLoops());
+  for (unsigned r = 0; r < map.getNumResults(); ++r)
+    point[map.getDimPosition(r)] = read[r];
+  Value result = evaluateBodyAt(b, loc, op, point, {{stage.input, value}});
+  return {result, operandIndices(b, loc, op, *op.getDpsInitOperand(0), point)};
+}
+
 void mp::emitEpilogue(OpBuilder &b, Location loc, Value result,
                       bool storeResult, ArrayRef<EpilogueStage> chain,
                       Value value, ArrayRef<Value> indices) {
-  IndexBuilder ib(b, loc);
   if (storeResult)
     memref::StoreOp::create(b, loc, value, result, indices);
   Value previous = result;
   SmallVector<Value> at(indices);
   for (auto [i, stage] : llvm::enumerate(chain)) {
+    std::tie(value, at) = evaluateStage(b, loc, stage, previous, value, at);
     linalg::GenericOp op = stage.op;
-    OpOperand &input = op->getOpOperand(stage.input);
-    auto from = cast<MemRefType>(previous.getType());
-    auto to = cast<MemRefType>(input.get().getType());
-    // The same element through the reshape the stage reads (both
-    // contiguous), then the loop point its permutation map reads it at.
-    SmallVector<Value> read =
-        from.getShape() == to.getShape()
-            ? at
-            : delinearize(ib, linearize(ib, at, from.getShape()),
-                          to.getShape());
-    AffineMap map = op.getMatchingIndexingMap(&input);
-    SmallVector<Value> point(op.getNumLoops());
-    for (unsigned r = 0; r < map.getNumResults(); ++r)
-      point[map.getDimPosition(r)] = read[r];
-
-    IRMapping mapping;
-    for (OpOperand &operand : op->getOpOperands()) {
-      BlockArgument arg = op.getMatchingBlockArgument(&operand);
-      if (arg.use_empty())
-        continue;
-      mapping.map(arg, &operand == &input
-                           ? value
-                           : memref::LoadOp::create(
-                                 b, loc, operand.get(),
-                                 operandIndices(b, loc, op, operand, point))
-                                 .getResult());
-    }
-    Block *body = op.getBody();
-    for (Operation &inBody : body->without_terminator()) {
-      if (auto index = dyn_cast<linalg::IndexOp>(inBody))
-        mapping.map(index.getResult(), point[index.getDim()]);
-      else
-        b.clone(inBody, mapping);
-    }
-    value = mapping.lookupOrDefault(body->getTerminator()->getOperand(0));
-    OpOperand *out = op.getDpsInitOperand(0);
-    at = operandIndices(b, loc, op, *out, point);
-    previous = out->get();
+    previous = op.getDpsInitOperand(0)->get();
     if (i + 1 == chain.size() || chain[i + 1].storePrevious)
       memref::StoreOp::create(b, loc, value, previous, at);
   }

@@ -40,11 +40,34 @@ findEpilogueChain(mlir::Operation *producer, mlir::Value result,
                   llvm::ArrayRef<mlir::Operation *> alsoWriting = {},
                   unsigned maxStages = 4);
 
-/// Moves the ops between `producer` and the chain's last stage (views,
+/// Evaluates `stage`'s body for one element of the previous result
+/// `previous`: `value`, at its indices `at`. Returns the stage's value and
+/// the indices of its output where it belongs; stores nothing.
+std::pair<mlir::Value, llvm::SmallVector<mlir::Value>>
+evaluateStage(mlir::OpBuilder &b, mlir::Location loc, EpilogueStage stage,
+              mlir::Value previous, mlir::Value value,
+              llvm::ArrayRef<mlir::Value> at);
+
+/// Buffer facts the fusions share.
+/// `base` and every reshape of it (memref.reshape, expand/collapse_shape),
+/// transitively.
+llvm::SmallVector<mlir::Value> viewsOf(mlir::Value base);
+/// The buffer a chain of reshapes starts from.
+mlir::Value rootOf(mlir::Value view);
+/// The next op after `op` in its block that may touch memory (reshapes only
+/// read their constant shape operand and are skipped).
+mlir::Operation *nextWithEffects(mlir::Operation *op);
+/// Whether a buffer is a temporary of this function (a view of its arena or
+/// an allocation) that an op other than `known`, a reshape leading to one,
+/// or a deallocation uses; buffers that are not temporaries always count as
+/// used (the caller reads them).
+bool usedElsewhere(mlir::Value buffer, llvm::ArrayRef<mlir::Operation *> known);
+
+/// Moves the ops between `producer` and `last` other than `fused` (views,
 /// reshapes, constants: none has memory effects) above the producer, so
-/// that the kernel built in its place sees every operand of the stages.
-void hoistEpilogueOperands(mlir::Operation *producer,
-                           llvm::ArrayRef<EpilogueStage> chain);
+/// that the kernel built in its place sees every operand of the fused ops.
+void hoistAboveProducer(mlir::Operation *producer, mlir::Operation *last,
+                        llvm::ArrayRef<mlir::Operation *> fused);
 
 /// Emits the chain for one element: `value` is the producer's result at
 /// `indices` of `result`. Evaluates each stage's body at the point that

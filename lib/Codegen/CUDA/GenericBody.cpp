@@ -165,6 +165,33 @@ SmallVector<Value> mp::operandIndices(OpBuilder &b, Location loc,
   return result;
 }
 
+Value mp::evaluateBodyAt(OpBuilder &b, Location loc, linalg::GenericOp op,
+                         ArrayRef<Value> point,
+                         ArrayRef<std::pair<unsigned, Value>> known) {
+  IRMapping mapping;
+  for (OpOperand &operand : op->getOpOperands()) {
+    BlockArgument arg = op.getMatchingBlockArgument(&operand);
+    if (arg.use_empty())
+      continue;
+    const auto *given = llvm::find_if(
+        known, [&](auto &k) { return k.first == operand.getOperandNumber(); });
+    mapping.map(arg, given != known.end()
+                         ? given->second
+                         : memref::LoadOp::create(
+                               b, loc, operand.get(),
+                               operandIndices(b, loc, op, operand, point))
+                               .getResult());
+  }
+  Block *body = op.getBody();
+  for (Operation &inBody : body->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(inBody))
+      mapping.map(index.getResult(), point[index.getDim()]);
+    else
+      b.clone(inBody, mapping);
+  }
+  return mapping.lookupOrDefault(body->getTerminator()->getOperand(0));
+}
+
 Value mp::evaluateSlice(OpBuilder &b, Location loc, linalg::GenericOp op,
                         const BodySlice &slice, ArrayRef<Value> point) {
   IRMapping map;

@@ -93,6 +93,15 @@ operandIndices(mlir::OpBuilder &b, mlir::Location loc,
                mlir::linalg::GenericOp op, mlir::OpOperand &operand,
                llvm::ArrayRef<mlir::Value> point);
 
+/// The value a single-result generic yields at loop `point`: every operand
+/// its body uses loaded there (the output too, when read), except those
+/// given in `known` (operand number, value), its linalg.index ops the
+/// point's indices, its body ops cloned.
+mlir::Value
+evaluateBodyAt(mlir::OpBuilder &b, mlir::Location loc,
+               mlir::linalg::GenericOp op, llvm::ArrayRef<mlir::Value> point,
+               llvm::ArrayRef<std::pair<unsigned, mlir::Value>> known);
+
 /// The slice's value at `point`: its inputs loaded, its ops cloned.
 mlir::Value evaluateSlice(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::linalg::GenericOp op, const BodySlice &slice,

@@ -12,10 +12,18 @@
 // filled right before (a sum's zeros, a max's -inf) is folded with the
 // fill's value instead of being read: the fill is no kernel of its own.
 //
+// A normalization is one kernel: the elementwise ops on the reduced values
+// (RMSNorm's mean, a reciprocal) run in every thread of the block on the
+// total, and the op that reads the row again with its reduced value
+// broadcast (the scaling of RMSNorm, Softmax's exp(x - max)) runs in the
+// same block over the same row. Reduced values are stored only when
+// something else reads them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "mp/Codegen/CUDA/Passes.h"
 
+#include "Epilogue.h"
 #include "GenericBody.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -43,6 +51,12 @@ constexpr int64_t kWarpSize = 32;
 struct Reduction {
   linalg::GenericOp op;
   linalg::FillOp fill; // initializes the output, or null: it is read
+  /// Elementwise ops on the reduced values, then the op reading the rows
+  /// with them (`rowInput` its operand that reads the last reduced value).
+  SmallVector<EpilogueStage> chain;
+  linalg::GenericOp rowConsumer;
+  unsigned rowInput = 0;
+  bool storeLast = true; // the last reduced value (output or chain's)
   BodySlice element;
   Operation *combiner;
   gpu::AllReduceOperation kind;
@@ -181,8 +195,145 @@ FailureOr<Reduction> matchReduction(linalg::GenericOp op,
   return r;
 }
 
+/// Keeps the prefix of `r.chain` that works on the reduced values in place:
+/// identity maps over the shape of the reduction's output, so every
+/// thread of a row's block computes them for its row.
+void keepRowwiseStages(Reduction &r) {
+  Value previous = r.op.getDpsInitOperand(0)->get();
+  auto shape = cast<MemRefType>(previous.getType()).getShape();
+  size_t kept = 0;
+  for (EpilogueStage &stage : r.chain) {
+    linalg::GenericOp op = stage.op;
+    if (op->getOperand(stage.input) != previous ||
+        !llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }) ||
+        cast<MemRefType>(op.getDpsInitOperand(0)->get().getType()).getShape() !=
+            shape)
+      break;
+    previous = op.getDpsInitOperand(0)->get();
+    ++kept;
+  }
+  r.chain.resize(kept);
+}
+
+/// Non-unit dims of `type` with the loop dims `map` reads them at, if each
+/// is a plain loop dim.
+std::optional<SmallVector<std::pair<int64_t, unsigned>>>
+nonUnitDims(MemRefType type, AffineMap map) {
+  SmallVector<std::pair<int64_t, unsigned>> dims;
+  for (auto [e, size] : llvm::zip(map.getResults(), type.getShape())) {
+    if (size == 1)
+      continue;
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d)
+      return std::nullopt;
+    dims.push_back({size, d.getPosition()});
+  }
+  return dims;
+}
+
+/// The op right after the reduction and its chain that reads each of its
+/// rows again with the last reduced value broadcast along it (RMSNorm's
+/// scaling, Softmax's exp(x - max)): all-parallel over the reduction's own
+/// loop ranges, reading that value at the reduction output's position of
+/// its point (through reshapes that only add or drop unit dims), and no
+/// other buffer the fused kernel writes.
+void findRowConsumer(Reduction &r) {
+  OpOperand *init = r.op.getDpsInitOperand(0);
+  Operation *last =
+      r.chain.empty() ? r.op.getOperation() : r.chain.back().op.getOperation();
+  Value value = r.chain.empty()
+                    ? init->get()
+                    : cast<linalg::GenericOp>(last).getDpsInitOperand(0)->get();
+  auto op = dyn_cast_or_null<linalg::GenericOp>(nextWithEffects(last));
+  if (!op || op.getNumParallelLoops() != op.getNumLoops())
+    return;
+  FailureOr<SmallVector<int64_t>> sizes = staticSingleOutputRanges(op);
+  if (failed(sizes) || *sizes != r.sizes)
+    return;
+  SmallVector<Value> written = viewsOf(rootOf(init->get()));
+  for (EpilogueStage &stage : r.chain) {
+    linalg::GenericOp s = stage.op;
+    llvm::append_range(written, viewsOf(rootOf(s.getDpsInitOperand(0)->get())));
+  }
+  SmallVector<Value> valueViews = viewsOf(rootOf(value));
+  std::optional<unsigned> input;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!llvm::is_contained(written, operand.get()))
+      continue;
+    if (op.isDpsInit(&operand) || input ||
+        !llvm::is_contained(valueViews, operand.get()))
+      return;
+    input = operand.getOperandNumber();
+  }
+  if (!input)
+    return;
+  // Each block writes its rows while the others read theirs: the output
+  // must not be what the reduction reads.
+  Value out = op.getDpsInitOperand(0)->get();
+  for (Value in : r.op.getDpsInputs())
+    if (llvm::is_contained(viewsOf(rootOf(in)), out))
+      return;
+  auto readType = dyn_cast<MemRefType>(op->getOperand(*input).getType());
+  if (!readType || !readType.hasStaticShape())
+    return;
+  auto read = nonUnitDims(readType,
+                          op.getMatchingIndexingMap(&op->getOpOperand(*input)));
+  auto reduced = nonUnitDims(cast<MemRefType>(value.getType()),
+                             r.op.getMatchingIndexingMap(init));
+  if (!read || !reduced || *read != *reduced)
+    return;
+  r.rowConsumer = op;
+  r.rowInput = *input;
+}
+
 /// One block per output: threads stride over the reduction, fold their
 /// share, all-reduce, and thread 0 folds the total into the output.
+/// The fused part of a normalization: every thread of the row's block folds
+/// the total with the fill's value and runs the chain on it (thread 0
+/// stores what must be stored), then the threads stride over the row
+/// running the row consumer with that value.
+void emitRowEpilogue(Reduction &r, OpBuilder &b, IndexBuilder &ib, Value tid,
+                     ArrayRef<Value> point, Value total, int64_t threads) {
+  Location loc = r.op.getLoc();
+  IRMapping map;
+  OpOperand *init = r.op.getDpsInitOperand(0);
+  map.map(r.op.getMatchingBlockArgument(init), r.fill.getInputs()[0]);
+  map.map(r.element.value, total);
+  Value value = b.clone(*r.combiner, map)->getResult(0);
+  Value first =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, ib.idx(0));
+  auto storeOnce = [&](Value v, Value buffer, ArrayRef<Value> at) {
+    OpBuilder::InsertionGuard guard(b);
+    auto once = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(once.thenBlock());
+    memref::StoreOp::create(b, loc, v, buffer, at);
+  };
+  Value buffer = init->get();
+  SmallVector<Value> at = operandIndices(b, loc, r.op, *init, point);
+  if (r.chain.empty() ? r.storeLast : r.chain.front().storePrevious)
+    storeOnce(value, buffer, at);
+  for (auto [i, stage] : llvm::enumerate(r.chain)) {
+    std::tie(value, at) = evaluateStage(b, loc, stage, buffer, value, at);
+    linalg::GenericOp op = stage.op;
+    buffer = op.getDpsInitOperand(0)->get();
+    if (i + 1 == r.chain.size() ? r.storeLast : r.chain[i + 1].storePrevious)
+      storeOnce(value, buffer, at);
+  }
+  if (!r.rowConsumer)
+    return;
+  auto loop = scf::ForOp::create(b, loc, tid, ib.idx(r.size(r.reduction)),
+                                 ib.idx(threads));
+  b.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> rowPoint(point);
+  ib.delinearize(r.reduction, r.sizes, loop.getInductionVar(), rowPoint);
+  linalg::GenericOp consumer = r.rowConsumer;
+  Value y = evaluateBodyAt(b, loc, consumer, rowPoint, {{r.rowInput, value}});
+  OpOperand *out = consumer.getDpsInitOperand(0);
+  memref::StoreOp::create(b, loc, y, out->get(),
+                          operandIndices(b, loc, consumer, *out, rowPoint));
+}
+
 void buildBlockReduction(Reduction &r, int64_t maxThreads) {
   OpBuilder b(r.op);
   Location loc = r.op.getLoc();
@@ -219,6 +370,10 @@ void buildBlockReduction(Reduction &r, int64_t maxThreads) {
       b, loc, loop.getResult(0),
       gpu::AllReduceOperationAttr::get(b.getContext(), r.kind),
       /*uniform=*/true);
+  if (!r.chain.empty() || r.rowConsumer) {
+    emitRowEpilogue(r, b, ib, tid, point, sum, threads);
+    return;
+  }
 
   auto first = scf::IfOp::create(
       b, loc,
@@ -258,10 +413,38 @@ struct ReductionToGpuPass
     });
     for (Reduction &r : found) {
       r.fill = initializingFill(r.op);
+      // Fused ops need the total in every thread: with a fill, no thread
+      // reads the output that thread 0 writes.
+      if (r.fill) {
+        OpOperand *init = r.op.getDpsInitOperand(0);
+        r.chain = findEpilogueChain(r.op, init->get(), {r.fill});
+        keepRowwiseStages(r);
+        findRowConsumer(r);
+        Value last = r.chain.empty()
+                         ? init->get()
+                         : r.chain.back().op.getDpsInitOperand(0)->get();
+        SmallVector<Operation *> readers;
+        if (r.rowConsumer)
+          readers.push_back(r.rowConsumer);
+        readers.push_back(r.chain.empty() ? r.op.getOperation()
+                                          : r.chain.back().op.getOperation());
+        if (r.chain.empty())
+          readers.push_back(r.fill);
+        r.storeLast = !r.rowConsumer || usedElsewhere(last, readers);
+      }
+      SmallVector<Operation *> fused;
+      for (EpilogueStage &stage : r.chain)
+        fused.push_back(stage.op);
+      if (r.rowConsumer)
+        fused.push_back(r.rowConsumer);
+      if (!fused.empty())
+        hoistAboveProducer(r.op, fused.back(), fused);
       buildBlockReduction(r, blockSize);
       r.op.erase();
       if (r.fill)
         r.fill.erase();
+      for (Operation *op : fused)
+        op->erase();
     }
   }
 };

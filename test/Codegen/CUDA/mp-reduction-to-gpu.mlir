@@ -159,3 +159,109 @@ func.func @rms_sum_after_fill(%x: memref<2x1x64xf32>, %s: memref<2x1xf32>) {
   }
   return
 }
+
+// -----
+
+#x = affine_map<(b, s, k) -> (b, s, k)>
+#r = affine_map<(b, s, k) -> (b, s)>
+#id2 = affine_map<(b, s) -> (b, s)>
+#bcast = affine_map<(b, s, k) -> (b, s, 0)>
+
+// RMSNorm of llama_ts's decode step (TorchScript export), trimmed from its
+// lowering: the sum of squares, the mean, then the scaling that reads each
+// row again with the mean broadcast (through a reshape to [2, 1, 1]). One
+// kernel: every thread of the row's block computes the mean from the total
+// and strides over the row writing f16; the sum and the mean are
+// temporaries nothing else reads, so they are never stored.
+// CHECK-LABEL: func.func @rms_norm
+//  CHECK-SAME:   (%[[X:.+]]: memref<2x1x64xf32>, %{{.+}}: memref<3xi64>, %[[Y:.+]]: memref<2x1x64xf16>)
+//   CHECK-NOT:   memref.alloc
+//       CHECK:   gpu.launch
+//       CHECK:     %[[TOTAL:.+]] = gpu.all_reduce add
+//       CHECK:     %[[SUM:.+]] = arith.addf %[[TOTAL]], %{{.+}}
+//       CHECK:     %[[MEAN:.+]] = arith.divf %[[SUM]]
+//       CHECK:     scf.for
+//       CHECK:       memref.load %[[X]]
+//       CHECK:       arith.addf %[[MEAN]]
+//       CHECK:       math.sqrt
+//       CHECK:       arith.truncf
+//       CHECK:       memref.store %{{.+}}, %[[Y]]
+//   CHECK-NOT:   gpu.launch
+//   CHECK-NOT:   linalg
+func.func @rms_norm(%x: memref<2x1x64xf32>, %shape: memref<3xi64>, %y: memref<2x1x64xf16>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %two = arith.constant 2.000000e+00 : f32
+  %n = arith.constant 6.400000e+01 : f32
+  %eps = arith.constant 9.99999997E-7 : f32
+  %one = arith.constant 1.000000e+00 : f32
+  %alloc = memref.alloc() : memref<512xi8>
+  %c0 = arith.constant 0 : index
+  %s = memref.view %alloc[%c0][] : memref<512xi8> to memref<2x1xf32>
+  linalg.fill ins(%cst : f32) outs(%s : memref<2x1xf32>)
+  linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<2x1x64xf32>) outs(%s : memref<2x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.powf %in, %two : f32
+    %1 = arith.addf %0, %out fastmath<reassoc> : f32
+    linalg.yield %1 : f32
+  }
+  %c256 = arith.constant 256 : index
+  %m = memref.view %alloc[%c256][] : memref<512xi8> to memref<2x1xf32>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%s : memref<2x1xf32>) outs(%m : memref<2x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.divf %in, %n : f32
+    linalg.yield %0 : f32
+  }
+  %mr = memref.reshape %m(%shape) : (memref<2x1xf32>, memref<3xi64>) -> memref<2x1x1xf32>
+  linalg.generic {indexing_maps = [#x, #bcast, #x], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %mr : memref<2x1x64xf32>, memref<2x1x1xf32>) outs(%y : memref<2x1x64xf16>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f16):
+    %0 = arith.addf %in_1, %eps : f32
+    %1 = math.sqrt %0 : f32
+    %2 = arith.divf %one, %1 : f32
+    %3 = arith.mulf %in, %2 : f32
+    %4 = arith.truncf %3 : f32 to f16
+    linalg.yield %4 : f16
+  }
+  memref.dealloc %alloc : memref<512xi8>
+  return
+}
+
+// -----
+
+#x = affine_map<(r, k) -> (r, k)>
+#red = affine_map<(r, k) -> (r)>
+#bcast = affine_map<(r, k) -> (r)>
+
+// Softmax's max then exp(x - max), where the max is also an output of the
+// function: the exp joins the reduction's kernel and the max is stored
+// (by one thread per row).
+// CHECK-LABEL: func.func @max_then_exp_max_kept
+//  CHECK-SAME:   (%[[X:.+]]: memref<4x128xf32>, %[[M:.+]]: memref<4xf32>, %[[E:.+]]: memref<4x128xf32>)
+//       CHECK:   gpu.launch
+//       CHECK:     gpu.all_reduce maxnumf
+//       CHECK:     scf.if
+//       CHECK:       memref.store %{{.+}}, %[[M]]
+//       CHECK:     scf.for
+//       CHECK:       math.exp
+//       CHECK:       memref.store %{{.+}}, %[[E]]
+//   CHECK-NOT:   gpu.launch
+func.func @max_then_exp_max_kept(%x: memref<4x128xf32>, %m: memref<4xf32>, %e: memref<4x128xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%ninf : f32) outs(%m : memref<4xf32>)
+  linalg.generic {indexing_maps = [#x, #red], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x128xf32>) outs(%m : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maxnumf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#x, #bcast, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : memref<4x128xf32>, memref<4xf32>) outs(%e : memref<4x128xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %0 = arith.subf %in, %mx : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
