@@ -20,7 +20,11 @@ Everything but the last column is a model from the emulator's counts, not
 a GPU measurement.
 
     python -m mp.tools.gpu_model_bench [--models NAME ...] [--configs 1x128 ...]
-        [--out bench/gpu-model.md] [--json FILE]
+        [--baseline bench/gpu-model-baseline.json] [--out bench/gpu-model.md] [--json FILE]
+
+With ``--baseline`` (the ``--json`` of an earlier run), each row shows the
+earlier launches per layer, bytes over minimal, coalescing and modeled time
+beside the current ones.
 """
 
 from __future__ import annotations
@@ -131,14 +135,36 @@ def measure(model: Path, batch: int, cache: int, work: Path) -> dict:
             "matched": sum(v.startswith("PASS") for v in verdicts), "seconds": seconds}
 
 
-def _row(r: dict) -> list:
+_MEASURES = (  # column, format of one result
+    ("per layer", lambda r: f"{r['launches'] / r['layers']:.1f}"),
+    ("bytes / minimal", lambda r: f"{r['bytes_over_minimal']:.2f}"),
+    ("coalesced", lambda r: f"{100 * r['coalesced']:.1f}%"),
+    ("model us", lambda r: f"{1e6 * r['modeled_seconds']:.1f}"),
+)
+
+
+def _row(r: dict, before: dict | None = None) -> list:
     name = [r["model"], r["batch"], r["cache"]]
+    width = len(_MEASURES) * (2 if before is not None else 1)
     if "error" in r:
-        return [*name, "", "", "", "", "", "", f"ERROR {r['error']}", ""]
-    return [*name, r["launches"], f"{r['launches'] / r['layers']:.1f}",
-            f"{r['bytes_over_minimal']:.2f}", f"{100 * r['coalesced']:.1f}%",
-            f"{1e6 * r['modeled_seconds']:.1f}", f"{1e6 * r['roofline_seconds']:.2f}",
+        return [*name, "", *[""] * width, "", f"ERROR {r['error']}", ""]
+    cells = []
+    for _, fmt in _MEASURES:
+        cells.append(fmt(r))
+        if before is not None:
+            cells.append(fmt(before[_key(r)]) if _key(r) in before and "error" not in
+                         before[_key(r)] else "")
+    return [*name, r["launches"], *cells, f"{1e6 * r['roofline_seconds']:.2f}",
             f"{r['matched']}/{r['outputs']}", f"{r['seconds']:.0f}"]
+
+
+def _key(r: dict) -> tuple:
+    return r["model"], r["batch"], r["cache"]
+
+
+def _span(results: list[dict], f) -> str:
+    values = [f(r) for r in results]
+    return f"{min(values):.2f}–{max(values):.2f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,7 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", nargs="*", help="BATCHxCACHE (default: 1x128 8x128 1x1024 8x1024)")
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "gpu-model.md")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--baseline", type=Path, help="an earlier run's --json, shown beside")
     args = ap.parse_args(argv)
+    before = None
+    if args.baseline:
+        base = json.loads(args.baseline.read_text())
+        before = {_key(r): r for r in base["results"]}
     models = sorted(p.parent for p in CORPUS.glob("*/model.onnx"))
     if args.models:
         models = [m for m in models if m.name in args.models]
@@ -157,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     configs = [tuple(map(int, c.split("x"))) for c in args.configs] if args.configs else CONFIGS
     started = time.perf_counter()
     command = "bench/gpu_model.py" + (f" --models {' '.join(args.models)}" if args.models else "") + \
-        (f" --configs {' '.join(args.configs)}" if args.configs else "")
+        (f" --configs {' '.join(args.configs)}" if args.configs else "") + \
+        (f" --baseline {args.baseline}" if args.baseline else "")
     lines = begin(
         "A decode step on the PTX emulator: launches, traffic and a modeled H200 time",
         __doc__.split("\n\n", 1)[1].split("\n\n    python")[0],
@@ -168,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             for batch, cache in configs:
                 r = measure(model, batch, cache, Path(tmp) / f"{model.name}-{batch}-{cache}")
                 results.append(r)
-                print(" | ".join(map(str, _row(r))), file=sys.stderr, flush=True)
+                print(" | ".join(map(str, _row(r, before))), file=sys.stderr, flush=True)
     ok = [r for r in results if "error" not in r]
     moved = sorted({f"{r['model']} (position {r['position']} at cache {r['cache']})"
                     for r in results if r["position"] != r["cache"]})
@@ -176,21 +208,31 @@ def main(argv: list[str] | None = None) -> int:
         lines += ["", "Learned position embeddings shorter than the cache: the new token "
                   "sits at the last position the model has, which changes no shape: "
                   + ", ".join(moved) + "."]
-    lines += ["", *table(["model", "batch", "cache", "launches", "per layer", "bytes / minimal",
-                          "coalesced", "model us", "roofline us", "outputs vs ORT", "emu s"],
-                         [_row(r) for r in results], align="lrrrrrrrrrr")]
+    columns = []
+    for name, _ in _MEASURES:
+        columns += [name] + ([f"{name} before"] if before is not None else [])
+    if before is not None:
+        lines += ["", f"\"before\": {base.get('commit', 'an earlier run')} "
+                  f"({args.baseline.name}), same shapes, seeds and model."]
+    lines += ["", *table(["model", "batch", "cache", "launches", *columns, "roofline us",
+                          "outputs vs ORT", "emu s"],
+                         [_row(r, before) for r in results], align="lrrr" + "r" * (len(columns) + 3))]
+    def summary(rs: list[dict]) -> str:
+        return (f"launches per layer {_span(rs, lambda r: r['launches'] / r['layers'])}; "
+                f"bytes / minimal {_span(rs, lambda r: r['bytes_over_minimal'])}; coalesced "
+                f"{_span(rs, lambda r: 100 * r['coalesced'])}%; launch cost "
+                f"{_span(rs, lambda r: 100 * r['launches'] * r['launch_seconds'] / r['modeled_seconds'])}"
+                "% of the modeled time")
     if ok:
-        lines += ["", f"Over {len(ok)} steps: launches per layer "
-                  f"{min(r['launches'] / r['layers'] for r in ok):.1f}–"
-                  f"{max(r['launches'] / r['layers'] for r in ok):.1f}; bytes / minimal "
-                  f"{min(r['bytes_over_minimal'] for r in ok):.2f}–"
-                  f"{max(r['bytes_over_minimal'] for r in ok):.2f}; coalesced "
-                  f"{100 * min(r['coalesced'] for r in ok):.1f}–"
-                  f"{100 * max(r['coalesced'] for r in ok):.1f}%; launch cost is "
-                  f"{100 * min(r['launches'] * r['launch_seconds'] / r['modeled_seconds'] for r in ok):.0f}–"
-                  f"{100 * max(r['launches'] * r['launch_seconds'] / r['modeled_seconds'] for r in ok):.0f}"
-                  "% of the modeled time."]
-    publish(args.out, lines, args.json, {"results": results}, time.perf_counter() - started)
+        lines += ["", f"Over {len(ok)} steps: {summary(ok)}."]
+        if before is not None:
+            earlier = [before[_key(r)] for r in ok if _key(r) in before and
+                       "error" not in before[_key(r)]]
+            if earlier:
+                lines += ["", f"Before, over the same {len(earlier)} steps: {summary(earlier)}."]
+    from .report import commit
+    publish(args.out, lines, args.json, {"commit": commit(), "results": results},
+            time.perf_counter() - started)
     failed = [r for r in results if "error" in r or r["matched"] != r["outputs"]]
     return 1 if failed else 0
 
