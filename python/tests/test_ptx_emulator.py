@@ -331,6 +331,36 @@ def test_packed_f16x2_comparison_sets_a_predicate_per_half():
     assert np.array_equal(got, ordered[0::2] * 1 + ordered[1::2] * 2)
 
 
+def test_indirect_branch_through_a_table():
+    """brx.idx (LLVM's jump table for a switch, as in a launch shared by
+    several small ops): thread i goes to entry i % 3; the three groups meet
+    again before a warp shuffle; an index past the table is an error."""
+    ptx = HEADER + """
+  rem.u32 %r2, %r1, 3;
+$L_brx_0: .branchtargets $t0, $t1, $t2;
+  brx.idx %r2, $L_brx_0;
+$t0:
+  mov.u32 %r4, 100;
+  bra.uni $join;
+$t1:
+  mov.u32 %r4, 200;
+  bra.uni $join;
+$t2:
+  mov.u32 %r4, 300;
+$join:
+  shfl.sync.bfly.b32 %r5, %r4, 1, 31, -1;
+  add.s32 %r4, %r4, %r5;
+  st.global.b32 [%rd7], %r4;
+  ret;
+}"""
+    out = _run(ptx, [np.zeros(32, np.int32)] * 2 + [np.zeros(32, np.int32)], threads=32)[2]
+    own = 100 * (np.arange(32) % 3 + 1)
+    assert np.array_equal(out, own + own[np.arange(32) ^ 1])
+    with pytest.raises(EmulationError, match="brx.idx index 3 past its table of 3 targets"):
+        _run(ptx.replace("rem.u32 %r2, %r1, 3;", "rem.u32 %r2, %r1, 4;"),
+             [np.zeros(32, np.int32)] * 3, threads=32)
+
+
 LOCAL_FRAME = HEADER.replace("{\n", "{\n  .local .align 4 .b8 __local_depot0[16];\n  .reg .b64 %SPL;\n", 1) + """
   mov.b64 %SPL, __local_depot0;
   st.local.b32 [%SPL], %r1;

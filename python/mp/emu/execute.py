@@ -16,9 +16,10 @@ from .simt import EmulationError, Launch, Memory, Stats
 class Block:
     start: int
     body: list[Instruction]     # without the terminator
-    branch: Instruction | None  # bra (guarded or not), ret or exit; None: falls through
+    branch: Instruction | None  # bra (guarded or not), brx.idx, ret or exit; None: falls through
     target: int = -1            # block index of the branch target
     next: int = -1              # block index after this one (-1: the end)
+    targets: list[int] | None = None  # brx.idx: block index per table entry
 
 
 def basic_blocks(kernel: Kernel) -> list[Block]:
@@ -27,7 +28,7 @@ def basic_blocks(kernel: Kernel) -> list[Block]:
         return kernel._blocks
     leaders = {0} | set(kernel.labels.values())
     for i, ins in enumerate(kernel.body):
-        if ins.parts[0] in ("bra", "ret", "exit"):
+        if ins.parts[0] in ("bra", "brx", "ret", "exit"):
             leaders.add(i + 1)
     starts = sorted(i for i in leaders if i < len(kernel.body))
     index = {s: n for n, s in enumerate(starts)}
@@ -36,7 +37,8 @@ def basic_blocks(kernel: Kernel) -> list[Block]:
         end = starts[n + 1] if n + 1 < len(starts) else len(kernel.body)
         body = kernel.body[s:end]
         last = body[-1] if body else None
-        branch = last if last is not None and last.parts[0] in ("bra", "ret", "exit") else None
+        branch = last if last is not None and last.parts[0] in ("bra", "brx", "ret", "exit") \
+            else None
         block = Block(s, body[:-1] if branch else body, branch,
                       next=n + 1 if n + 1 < len(starts) else -1)
         if branch is not None and branch.parts[0] == "bra":
@@ -45,6 +47,12 @@ def basic_blocks(kernel: Kernel) -> list[Block]:
                 raise EmulationError(f"kernel {kernel.name}: branch to unknown label {label}")
             target = kernel.labels[label]
             block.target = index[target] if target in index else -1
+        if branch is not None and branch.parts[0] == "brx":
+            table = kernel.branch_targets.get(branch.operands[1])
+            if table is None or any(t not in kernel.labels for t in table):
+                raise EmulationError(f"kernel {kernel.name}: brx.idx through an unknown "
+                                     f"table {branch.operands[1]}")
+            block.targets = [index.get(kernel.labels[t], -1) for t in table]
         blocks.append(block)
     kernel._blocks = blocks
     return blocks
@@ -58,6 +66,9 @@ def successors(blocks: list[Block], n: int, exit_id: int) -> list[int]:
     op = b.branch.parts[0]
     if op in ("ret", "exit"):
         return [exit_id] if b.branch.guard is None else [exit_id, nxt]
+    if op == "brx":
+        targets = sorted({t if t >= 0 else exit_id for t in b.targets})
+        return targets if b.branch.guard is None else targets + [nxt]
     target = b.target if b.target >= 0 else exit_id
     return [target] if b.branch.guard is None else [target, nxt]
 
@@ -159,6 +170,35 @@ def run_launch(kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int
             for entry in stack:
                 entry[2] = entry[2] & ~leaving
             top[0] = nxt if guard is not None else exit_id
+        elif term.parts[0] == "brx":
+            # An indirect branch: each thread to the table entry its index
+            # names; the groups run one after the other up to the join.
+            guard = _guarded(L, term)
+            going = mask.copy() if guard is None else np.zeros(L.total, bool)
+            if guard is not None:
+                going[sel] = guard
+            index = np.zeros(L.total, np.int64)
+            index[sel] = L.read(term.operands[0], "u32").astype(np.int64)
+            if (index[going] >= len(b.targets)).any():
+                bad = int(np.flatnonzero(going & (index >= len(b.targets)))[0])
+                raise L.error(f"brx.idx index {int(index[bad])} past its table of "
+                              f"{len(b.targets)} targets", bad)
+            join = ipdom[current]
+            staying = mask & ~going
+            by_target: dict[int, np.ndarray] = {}
+            for k, t in enumerate(b.targets):
+                t = t if t >= 0 else exit_id
+                by_target[t] = by_target.get(t, np.zeros(L.total, bool)) | (going & (index == k))
+            if staying.any():
+                by_target[nxt] = by_target.get(nxt, np.zeros(L.total, bool)) | staying
+            groups = [(t, m) for t, m in by_target.items() if m.any()]
+            if join == top[1]:
+                stack.pop()
+            else:
+                top[0] = join
+            for t, m in groups:
+                if t != join:
+                    stack.append([t, join, m])
         else:
             target = b.target if b.target >= 0 else exit_id
             guard = _guarded(L, term)

@@ -51,6 +51,8 @@ class Kernel:
     line: int = 0
     local: dict[str, int] = field(default_factory=dict)  # .local variable -> offset
     local_bytes: int = 0        # .local memory per thread (a stack frame)
+    # ".branchtargets" lists by their label (the table of a brx.idx).
+    branch_targets: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -148,17 +150,20 @@ def _parse_body(name: str, params: list[Param], body: str, line0: int, line: int
     shared_bytes, dynamic = 0, None
     local: dict[str, int] = {}
     local_bytes = 0
+    branch_targets: dict[str, list[str]] = {}
     instructions: list[Instruction] = []
     labels: dict[str, int] = {}
     start = 0
     for statement in body.split(";"):
         offset, start = start, start + len(statement) + 1
         stmt = statement
+        label = None
         while True:
             m = _LABEL.match(stmt)
             if not m:
                 break
             labels[m.group(1)] = len(instructions)
+            label = m.group(1)
             offset += m.end()
             stmt = stmt[m.end():]
         offset += len(stmt) - len(stmt.lstrip())
@@ -184,6 +189,12 @@ def _parse_body(name: str, params: list[Param], body: str, line0: int, line: int
             shared[s.group(4)] = shared_bytes
             shared_bytes += _TYPE_BYTES[s.group(3)] * int(s.group(5) or 1)
             continue
+        if stmt.startswith(".branchtargets"):
+            if label is None:
+                raise PtxError(f"kernel {name}: '.branchtargets' without a label")
+            branch_targets[label] = split_operands(stmt[len(".branchtargets"):])
+            del labels[label]  # a table, not a place to branch to
+            continue
         if stmt.startswith(".local"):
             v = _LOCAL.match(stmt)
             if not v:
@@ -206,7 +217,7 @@ def _parse_body(name: str, params: list[Param], body: str, line0: int, line: int
         instructions.append(Instruction(opcode, split_operands(rest), guard, negated,
                                         stmt_line, stmt))
     return Kernel(name, params, registers, shared, shared_bytes, dynamic, instructions, labels,
-                  line, local, local_bytes)
+                  line, local, local_bytes, branch_targets)
 
 
 def module_variables(text: str) -> list[Variable]:
