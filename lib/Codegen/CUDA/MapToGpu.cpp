@@ -25,6 +25,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mp {
 #define GEN_PASS_DEF_MAPTOGPU
@@ -261,19 +263,25 @@ LogicalResult lowerToParallelLoops(linalg::LinalgOp op,
   return success();
 }
 
-/// Replaces the outermost `loop` by blocks x threads over its flattened
-/// iteration space: thread `g = block * blockSize + thread` runs iteration
-/// `g` (delinearized, row-major) when `g` is in range. Bounds known only at
-/// run time (dynamic shapes) give a grid sized on the host at run time, of
-/// at least one block (a launch of none is invalid).
-LogicalResult mapToBlocksAndThreads(scf::ParallelOp loop, int64_t blockSize,
-                                    IRRewriter &rewriter) {
-  if (loop.getNumReductions() != 0)
-    return loop.emitOpError("with reductions cannot be mapped to GPU threads");
-  Location loc = loop.getLoc();
-  rewriter.setInsertionPoint(loop);
+/// Replaces the outermost `loops` by blocks x threads over their flattened
+/// iteration spaces laid end to end: thread `g = block * blockSize +
+/// thread` runs iteration `g - start` (delinearized, row-major) of the loop
+/// whose range [start, start + total) holds `g`. One loop is the common
+/// case; several (independent, static: groupIndependentLoops) share one
+/// launch. Bounds known only at run time (dynamic shapes, one loop) give a
+/// grid sized on the host at run time, of at least one block (a launch of
+/// none is invalid).
+LogicalResult mapToBlocksAndThreads(ArrayRef<scf::ParallelOp> loops,
+                                    int64_t blockSize, IRRewriter &rewriter) {
+  scf::ParallelOp first = loops.front();
+  for (scf::ParallelOp loop : loops)
+    if (loop.getNumReductions() != 0)
+      return loop.emitOpError(
+          "with reductions cannot be mapped to GPU threads");
+  Location loc = first.getLoc();
+  rewriter.setInsertionPoint(first);
   // Constants and run-time sizes go before the loops, once each.
-  Operation *constantPoint = loop;
+  Operation *constantPoint = first;
   llvm::SmallDenseMap<int64_t, Value> constants;
   auto c = [&](int64_t v) {
     Value &value = constants[v];
@@ -302,36 +310,62 @@ LogicalResult mapToBlocksAndThreads(scf::ParallelOp loop, int64_t blockSize,
     return arith::MulIOp::create(rewriter, loc, value(x), value(y))
         .getResult();
   };
-  SmallVector<OpFoldResult> lbs, steps, trips;
-  for (auto [lb, ub, step] : llvm::zip(loop.getLowerBound(),
-                                       loop.getUpperBound(), loop.getStep())) {
-    std::optional<int64_t> l = getConstantIntValue(lb),
-                           u = getConstantIntValue(ub),
-                           s = getConstantIntValue(step);
-    if (s && *s <= 0)
-      return loop.emitOpError("has a step of ") << *s << "; GPU threads "
-                                                   "need a positive step";
-    lbs.push_back(l ? OpFoldResult(rewriter.getIndexAttr(*l))
-                    : OpFoldResult(lb));
-    steps.push_back(s ? OpFoldResult(rewriter.getIndexAttr(*s))
-                      : OpFoldResult(step));
-    if (l && u && s) {
-      trips.push_back(
-          rewriter.getIndexAttr(std::max<int64_t>(0, (*u - *l + *s - 1) / *s)));
-      continue;
+  /// One loop's iteration space, flattened row-major.
+  struct Space {
+    SmallVector<OpFoldResult> lbs, steps, trips, strides;
+    OpFoldResult total;
+  };
+  SmallVector<Space, 2> spaces;
+  for (scf::ParallelOp loop : loops) {
+    Space space;
+    for (auto [lb, ub, step] : llvm::zip(
+             loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+      std::optional<int64_t> l = getConstantIntValue(lb),
+                             u = getConstantIntValue(ub),
+                             s = getConstantIntValue(step);
+      if (s && *s <= 0)
+        return loop.emitOpError("has a step of ") << *s
+                                                  << "; GPU threads "
+                                                     "need a positive step";
+      space.lbs.push_back(l ? OpFoldResult(rewriter.getIndexAttr(*l))
+                            : OpFoldResult(lb));
+      space.steps.push_back(s ? OpFoldResult(rewriter.getIndexAttr(*s))
+                              : OpFoldResult(step));
+      if (l && u && s) {
+        space.trips.push_back(rewriter.getIndexAttr(
+            std::max<int64_t>(0, (*u - *l + *s - 1) / *s)));
+        continue;
+      }
+      // max(ub - lb, 0) ceildiv step, at run time.
+      Value extent = arith::MaxSIOp::create(
+          rewriter, loc, arith::SubIOp::create(rewriter, loc, ub, lb), c(0));
+      space.trips.push_back(
+          arith::CeilDivSIOp::create(rewriter, loc, extent, step).getResult());
     }
-    // max(ub - lb, 0) ceildiv step, at run time.
-    Value extent = arith::MaxSIOp::create(
-        rewriter, loc, arith::SubIOp::create(rewriter, loc, ub, lb), c(0));
-    trips.push_back(
-        arith::CeilDivSIOp::create(rewriter, loc, extent, step).getResult());
+    space.total = rewriter.getIndexAttr(1);
+    for (OpFoldResult t : space.trips)
+      space.total = mul(space.total, t);
+    // The strides of the row-major delinearization, innermost first.
+    space.strides.resize(space.trips.size());
+    OpFoldResult stride = rewriter.getIndexAttr(1);
+    for (int64_t i = space.trips.size() - 1; i >= 0; --i) {
+      space.strides[i] = stride;
+      if (i > 0)
+        stride = mul(stride, space.trips[i]);
+    }
+    spaces.push_back(std::move(space));
   }
-  OpFoldResult total = rewriter.getIndexAttr(1);
-  for (OpFoldResult t : trips)
-    total = mul(total, t);
+  OpFoldResult total = spaces.front().total;
+  if (loops.size() > 1) {
+    int64_t sum = 0;
+    for (Space &space : spaces)
+      sum += *getConstantIntValue(space.total);
+    total = rewriter.getIndexAttr(sum);
+  }
   std::optional<int64_t> staticTotal = getConstantIntValue(total);
   if (staticTotal == 0) {
-    rewriter.eraseOp(loop);
+    for (scf::ParallelOp loop : loops)
+      rewriter.eraseOp(loop);
     return success();
   }
   int64_t threads =
@@ -340,20 +374,11 @@ LogicalResult mapToBlocksAndThreads(scf::ParallelOp loop, int64_t blockSize,
   Value blocks =
       staticTotal
           ? c((*staticTotal + threads - 1) / threads)
-          : arith::MaxSIOp::create(
-                rewriter, loc,
-                arith::CeilDivSIOp::create(rewriter, loc, value(total),
-                                           c(threads)),
-                c(1))
+          : arith::MaxSIOp::create(rewriter, loc,
+                                   arith::CeilDivSIOp::create(
+                                       rewriter, loc, value(total), c(threads)),
+                                   c(1))
                 .getResult();
-  // The strides of the row-major delinearization, innermost first.
-  SmallVector<OpFoldResult> strides(trips.size());
-  OpFoldResult stride = rewriter.getIndexAttr(1);
-  for (int64_t i = trips.size() - 1; i >= 0; --i) {
-    strides[i] = stride;
-    if (i > 0)
-      stride = mul(stride, trips[i]);
-  }
   auto grid = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
                                       ValueRange{blocks}, ValueRange{one});
   constantPoint = grid;
@@ -372,31 +397,58 @@ LogicalResult mapToBlocksAndThreads(scf::ParallelOp loop, int64_t blockSize,
                                         value(total));
   auto guard = scf::IfOp::create(rewriter, loc, inRange,
                                  /*withElseRegion=*/false);
-  rewriter.setInsertionPointToStart(guard.thenBlock());
-  IRMapping map;
-  for (auto [i, iv] : llvm::enumerate(loop.getInductionVars())) {
-    Value idx = isConstantIntValue(strides[i], 1)
-                    ? g
-                    : arith::DivUIOp::create(rewriter, loc, g,
-                                             value(strides[i]))
-                          .getResult();
-    // The outermost index is in range without a remainder; so is one
-    // whose stride times trip count is the whole space.
-    std::optional<int64_t> stride = getConstantIntValue(strides[i]),
-                           trip = getConstantIntValue(trips[i]);
-    bool covered = stride && trip && staticTotal &&
-                   *stride * *trip == *staticTotal;
-    if (i != 0 && !covered)
-      idx = arith::RemUIOp::create(rewriter, loc, idx, value(trips[i]));
-    if (!isConstantIntValue(steps[i], 1))
-      idx = arith::MulIOp::create(rewriter, loc, idx, value(steps[i]));
-    if (!isConstantIntValue(lbs[i], 0))
-      idx = arith::AddIOp::create(rewriter, loc, idx, value(lbs[i]));
-    map.map(iv, idx);
+  int64_t start = 0;
+  for (auto [i, member, space] : llvm::enumerate(loops, spaces)) {
+    scf::ParallelOp loop = member;
+    rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
+    Value local = g;
+    std::optional<int64_t> loopTotal = getConstantIntValue(space.total);
+    if (loops.size() > 1) {
+      // This loop's share of the grid: [start, start + total); the guard
+      // above bounds the last one.
+      auto compare = [&](arith::CmpIPredicate p, int64_t v) {
+        return arith::CmpIOp::create(rewriter, loc, p, g, c(v)).getResult();
+      };
+      Value inShare =
+          i == 0 ? compare(arith::CmpIPredicate::ult, *loopTotal)
+          : i + 1 == loops.size()
+              ? compare(arith::CmpIPredicate::uge, start)
+              : arith::AndIOp::create(
+                    rewriter, loc, compare(arith::CmpIPredicate::uge, start),
+                    compare(arith::CmpIPredicate::ult, start + *loopTotal))
+                    .getResult();
+      auto share = scf::IfOp::create(rewriter, loc, inShare,
+                                     /*withElseRegion=*/false);
+      rewriter.setInsertionPointToStart(share.thenBlock());
+      if (start != 0)
+        local = arith::SubIOp::create(rewriter, loc, g, c(start));
+      start += *loopTotal;
+    }
+    IRMapping map;
+    for (auto [i, iv] : llvm::enumerate(loop.getInductionVars())) {
+      Value idx = isConstantIntValue(space.strides[i], 1)
+                      ? local
+                      : arith::DivUIOp::create(rewriter, loc, local,
+                                               value(space.strides[i]))
+                            .getResult();
+      // The outermost index is in range without a remainder; so is one
+      // whose stride times trip count is the whole space.
+      std::optional<int64_t> stride = getConstantIntValue(space.strides[i]),
+                             trip = getConstantIntValue(space.trips[i]);
+      bool covered =
+          stride && trip && loopTotal && *stride * *trip == *loopTotal;
+      if (i != 0 && !covered)
+        idx = arith::RemUIOp::create(rewriter, loc, idx, value(space.trips[i]));
+      if (!isConstantIntValue(space.steps[i], 1))
+        idx = arith::MulIOp::create(rewriter, loc, idx, value(space.steps[i]));
+      if (!isConstantIntValue(space.lbs[i], 0))
+        idx = arith::AddIOp::create(rewriter, loc, idx, value(space.lbs[i]));
+      map.map(iv, idx);
+    }
+    for (Operation &op : loop.getBody()->without_terminator())
+      rewriter.clone(op, map);
+    rewriter.eraseOp(loop);
   }
-  for (Operation &op : loop.getBody()->without_terminator())
-    rewriter.clone(op, map);
-  rewriter.eraseOp(loop);
 
   MLIRContext *ctx = rewriter.getContext();
   AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
@@ -407,6 +459,177 @@ LogicalResult mapToBlocksAndThreads(scf::ParallelOp loop, int64_t blockSize,
       failed(gpu::setMappingAttr(block, {mapping(gpu::Processor::ThreadX)})))
     return grid.emitOpError("cannot be mapped to GPU blocks and threads");
   return success();
+}
+
+/// A region of a buffer an op touches: the buffer behind views and casts,
+/// the bytes of it when a constant-offset `memref.view` of an arena says
+/// which (else all of it), and when the access goes through a static,
+/// unit-stride `memref.subview`, its box (offset, size per dim) in the
+/// buffer it slices.
+struct Access {
+  Value root;
+  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
+  bool write;
+  Value sliced;
+  SmallVector<std::pair<int64_t, int64_t>> box;
+};
+
+/// The box of a static unit-stride subview, if it is one.
+std::optional<SmallVector<std::pair<int64_t, int64_t>>>
+staticBox(memref::SubViewOp subview) {
+  if (!subview.hasUnitStride() || !subview.getOffsets().empty() ||
+      !subview.getSizes().empty())
+    return std::nullopt;
+  SmallVector<std::pair<int64_t, int64_t>> box;
+  for (auto [offset, size] :
+       llvm::zip(subview.getStaticOffsets(), subview.getStaticSizes()))
+    box.push_back({offset, size});
+  return box;
+}
+
+Access describe(Value memref, bool write) {
+  Access access{memref, 0, std::numeric_limits<int64_t>::max(), write, {}, {}};
+  if (auto subview = memref.getDefiningOp<memref::SubViewOp>())
+    if (auto box = staticBox(subview)) {
+      access.sliced = subview.getSource();
+      access.box = std::move(*box);
+    }
+  bool ranged = false;
+  while (auto viewLike = access.root.getDefiningOp<ViewLikeOpInterface>()) {
+    if (auto view = dyn_cast<memref::ViewOp>(viewLike.getOperation())) {
+      std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
+      MemRefType type = view.getType();
+      if (!ranged && shift && type.hasStaticShape() &&
+          type.getElementType().isIntOrFloat()) {
+        access.begin = *shift;
+        access.end =
+            *shift + type.getNumElements() * type.getElementTypeBitWidth() / 8;
+      } else {
+        access.begin = 0;
+        access.end = std::numeric_limits<int64_t>::max();
+      }
+      ranged = true;
+    }
+    access.root = viewLike.getViewSource();
+  }
+  return access;
+}
+
+/// The buffer regions `loop` reads and writes; failure when an op's
+/// effects are unknown.
+FailureOr<SmallVector<Access>> accessesOf(scf::ParallelOp loop) {
+  SmallVector<Access> accesses;
+  WalkResult result = loop.getBody()->walk([&](Operation *op) {
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return WalkResult::interrupt();
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (MemoryEffects::EffectInstance &e : list) {
+      Value v = e.getValue();
+      if (!v || !isa<MemRefType>(v.getType())) {
+        if (isa<MemoryEffects::Write>(e.getEffect()))
+          return WalkResult::interrupt();
+        continue;
+      }
+      if (isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
+        accesses.push_back(
+            describe(v, isa<MemoryEffects::Write>(e.getEffect())));
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  return accesses;
+}
+
+/// Whether two loops' accesses may touch the same bytes with at least one
+/// write. Distinct roots (function arguments, allocations, constants) do
+/// not overlap: a run's buffers are distinct (docs/runtime.md).
+bool conflict(ArrayRef<Access> a, ArrayRef<Access> b) {
+  // Boxes of the same buffer apart along some dim share no element (the
+  // halves of a rotary buffer, a cache's past and new positions).
+  auto apart = [](const Access &x, const Access &y) {
+    if (!x.sliced || x.sliced != y.sliced || x.box.size() != y.box.size())
+      return false;
+    for (auto [p, q] : llvm::zip(x.box, y.box))
+      if (p.first + p.second <= q.first || q.first + q.second <= p.first)
+        return true;
+    return false;
+  };
+  for (const Access &x : a)
+    for (const Access &y : b)
+      if ((x.write || y.write) && x.root == y.root && x.begin < y.end &&
+          y.begin < x.end && !apart(x, y))
+        return true;
+  return false;
+}
+
+/// Splits the function's outermost loops, in order, into groups that can
+/// share one launch: consecutive loops of one block, with nothing that may
+/// touch memory between them, static iteration spaces, and no buffer one
+/// of them writes that another reads or writes. A decode step's copies
+/// into the halves of a rotary buffer or into a KV cache then take one
+/// launch where they took one each.
+SmallVector<SmallVector<scf::ParallelOp>>
+groupIndependentLoops(ArrayRef<scf::ParallelOp> loops) {
+  SmallVector<SmallVector<scf::ParallelOp>> groups;
+  SmallVector<SmallVector<Access>> groupAccesses;
+  auto isStatic = [](scf::ParallelOp loop) {
+    auto known = [](Value v) { return getConstantIntValue(v).has_value(); };
+    return llvm::all_of(loop.getLowerBound(), known) &&
+           llvm::all_of(loop.getUpperBound(), known) &&
+           llvm::all_of(loop.getStep(), known);
+  };
+  auto adjacent = [](scf::ParallelOp before, scf::ParallelOp after) {
+    if (before->getBlock() != after->getBlock() ||
+        !before->isBeforeInBlock(after))
+      return false;
+    for (Operation *op = before->getNextNode(); op != after;
+         op = op->getNextNode())
+      if (!isMemoryEffectFree(op) || isa<scf::ParallelOp>(op))
+        return false;
+    return true;
+  };
+  for (scf::ParallelOp loop : loops) {
+    FailureOr<SmallVector<Access>> accesses = accessesOf(loop);
+    bool joins = !groups.empty() && succeeded(accesses) && isStatic(loop) &&
+                 !groupAccesses.back().empty() &&
+                 isStatic(groups.back().front()) &&
+                 adjacent(groups.back().back(), loop);
+    if (joins)
+      for (scf::ParallelOp member : groups.back())
+        if (failed(accessesOf(member)) ||
+            conflict(*accessesOf(member), *accesses))
+          joins = false;
+    if (joins) {
+      groups.back().push_back(loop);
+      llvm::append_range(groupAccesses.back(), *accesses);
+      continue;
+    }
+    groups.push_back({loop});
+    // A loop whose effects are unknown, or dynamic, stays on its own.
+    groupAccesses.push_back(succeeded(accesses) && isStatic(loop)
+                                ? *accesses
+                                : SmallVector<Access>());
+  }
+  return groups;
+}
+
+/// Moves the ops between a group's loops (constants, views: nothing with
+/// memory effects) above its first loop, where its launch is built.
+void hoistBetween(ArrayRef<scf::ParallelOp> group) {
+  for (scf::ParallelOp loop : group.drop_front()) {
+    SmallVector<Operation *> between;
+    for (Operation *op = group.front()->getNextNode(); op != loop;
+         op = op->getNextNode())
+      if (!llvm::is_contained(group, op))
+        between.push_back(op);
+    for (Operation *op : between)
+      op->moveBefore(group.front());
+  }
 }
 
 struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {
@@ -460,9 +683,12 @@ struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {
       if (!loop->getParentOfType<scf::ParallelOp>())
         outermost.push_back(loop);
     });
-    for (scf::ParallelOp loop : outermost)
-      if (failed(mapToBlocksAndThreads(loop, blockSize, rewriter)))
+    for (SmallVector<scf::ParallelOp> &group :
+         groupIndependentLoops(outermost)) {
+      hoistBetween(group);
+      if (failed(mapToBlocksAndThreads(group, blockSize, rewriter)))
         return failure();
+    }
     // What is left on the host must not touch a device buffer.
     WalkResult result = func.walk([&](Operation *op) {
       if (inKernel(op))

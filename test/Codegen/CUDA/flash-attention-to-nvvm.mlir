@@ -6,20 +6,20 @@
 
 // Grouped-query decode over an in-place cache of 4096 positions: the host
 // reads the fill level (a host-resident argument, as mp-compile
-// --max-seq-len makes it), writes the new K/V at it, and launches the
-// partial kernel with as many key splits as the filled keys need.
+// --max-seq-len makes it), writes the new K and V at it (one launch for
+// both: they touch distinct buffers), and launches the partial kernel with
+// as many key splits as the filled keys need.
 // HOST-LABEL: llvm.func @decode_in_place(
 //       HOST:   %[[RAW:.+]] = llvm.load %{{.+}} : !llvm.ptr -> i64
 //       HOST:   llvm.intr.smin(%[[RAW]]
-//       HOST:   gpu.launch_func  @mp_kernels::@decode_in_place_kernel
-//       HOST:   gpu.launch_func  @mp_kernels::@decode_in_place_kernel_0
-//       HOST:   gpu.launch_func  @mp_kernels::@decode_in_place_kernel_1 blocks in (%{{[^,]+}}, %[[SPLITS:[^,]+]], %{{[^)]+}}) threads in (%[[WARP:[^,]+]],
-//       HOST:   gpu.launch_func  @mp_kernels::@decode_in_place_kernel_2 blocks in
+//       HOST:   gpu.launch_func  @mp_kernels::@decode_in_place_kernel blocks
+//       HOST:   gpu.launch_func  @mp_kernels::@decode_in_place_kernel_0 blocks in (%{{[^,]+}}, %[[SPLITS:[^,]+]], %{{[^)]+}}) threads in (%[[WARP:[^,]+]],
+//       HOST:   gpu.launch_func  @mp_kernels::@decode_in_place_kernel_1 blocks in
 // The partial kernel: the 4 query heads of a KV head (g = 4) are 4 rows of
 // one warp, so each K and V element is loaded once per key for all of them
 // (two 16-bit loads each: D = 64 is two lanes' worth), then one butterfly
 // sum per row and the causal test of the key against fill + position.
-// CHECK-LABEL: .entry decode_in_place_kernel_1(
+// CHECK-LABEL: .entry decode_in_place_kernel_0(
 //       CHECK: .maxntid 32, 1, 1
 //       CHECK: $L__BB{{[0-9_]+}}:
 // CHECK-COUNT-4: ld.global.b16
@@ -28,7 +28,7 @@
 //       CHECK: ex2.approx.ftz.f32
 //       CHECK: st.global.b32
 // The combine kernel: one warp per query row, f16 out.
-// CHECK-LABEL: .entry decode_in_place_kernel_2(
+// CHECK-LABEL: .entry decode_in_place_kernel_1(
 //       CHECK: div.rn.f32
 //       CHECK: cvt.rn.f16.f32
 //       CHECK: st.global.b16

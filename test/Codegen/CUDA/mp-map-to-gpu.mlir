@@ -286,3 +286,82 @@ func.func @max_after_fill(%s: memref<2x4x1x8xf16>, %m: memref<2x4x1xf32>) {
   }
   return
 }
+
+// -----
+
+// Rotary embedding's rotate_half in llama_ts's decode step, as it lowers:
+// the negated upper half and the lower half are copied into the two halves
+// of one buffer. The copies touch disjoint bytes and nothing else writes
+// what they read: one launch of 64 + 64 threads, each thread running the
+// iteration of its share.
+// CHECK-LABEL: func.func @rotate_half_copies
+//   CHECK-DAG:   %[[C64:.+]] = arith.constant 64 : index
+//   CHECK-DAG:   %[[C128:.+]] = arith.constant 128 : index
+//       CHECK:   scf.parallel
+//       CHECK:     scf.parallel (%{{.+}}) = (%{{.+}}) to (%[[C128]])
+//       CHECK:       scf.if
+//       CHECK:         %[[FIRST:.+]] = arith.cmpi ult, %[[G:.+]], %[[C64]]
+//       CHECK:         scf.if %[[FIRST]]
+//       CHECK:           memref.store
+//       CHECK:         %[[REST:.+]] = arith.cmpi uge, %[[G]], %[[C64]]
+//       CHECK:         scf.if
+//       CHECK:           arith.subi %[[G]], %[[C64]]
+//       CHECK:           memref.store
+//   CHECK-NOT:   scf.parallel
+// B64-LABEL: func.func @rotate_half_copies
+// HOST-LABEL: func.func @rotate_half_copies
+func.func @rotate_half_copies(%q: memref<2x4x1x16xf16>, %rot: memref<2x4x1x16xf16>) {
+  %hi = memref.subview %q[0, 0, 0, 8] [2, 4, 1, 8] [1, 1, 1, 1] : memref<2x4x1x16xf16> to memref<2x4x1x8xf16, strided<[64, 16, 16, 1], offset: 8>>
+  %lo = memref.subview %q[0, 0, 0, 0] [2, 4, 1, 8] [1, 1, 1, 1] : memref<2x4x1x16xf16> to memref<2x4x1x8xf16, strided<[64, 16, 16, 1]>>
+  %first = memref.subview %rot[0, 0, 0, 0] [2, 4, 1, 8] [1, 1, 1, 1] : memref<2x4x1x16xf16> to memref<2x4x1x8xf16, strided<[64, 16, 16, 1]>>
+  %second = memref.subview %rot[0, 0, 0, 8] [2, 4, 1, 8] [1, 1, 1, 1] : memref<2x4x1x16xf16> to memref<2x4x1x8xf16, strided<[64, 16, 16, 1], offset: 8>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%hi : memref<2x4x1x8xf16, strided<[64, 16, 16, 1], offset: 8>>) outs(%first : memref<2x4x1x8xf16, strided<[64, 16, 16, 1]>>) {
+  ^bb0(%in: f16, %out: f16):
+    %n = arith.negf %in : f16
+    linalg.yield %n : f16
+  }
+  memref.copy %lo, %second : memref<2x4x1x8xf16, strided<[64, 16, 16, 1]>> to memref<2x4x1x8xf16, strided<[64, 16, 16, 1], offset: 8>>
+  return
+}
+
+// -----
+
+// Ops that depend on each other keep their own launches: the second reads
+// what the first writes, and the third writes arena bytes the second reads
+// (a temporary reusing a dead one's place), so running it alongside could
+// overwrite them before they are read.
+// CHECK-LABEL: func.func @dependent_ops_stay_apart
+// CHECK-COUNT-3: } {mapping = [#gpu.loop_dim_map<processor = block_x
+// B64-LABEL: func.func @dependent_ops_stay_apart
+// HOST-LABEL: func.func @dependent_ops_stay_apart
+func.func @dependent_ops_stay_apart(%x: memref<64xf32>, %y: memref<64xf32>) {
+  %arena = memref.alloc() : memref<512xi8>
+  %c0 = arith.constant 0 : index
+  %c256 = arith.constant 256 : index
+  %a = memref.view %arena[%c0][] : memref<512xi8> to memref<64xf32>
+  %b = memref.view %arena[%c256][] : memref<512xi8> to memref<64xf32>
+  %c = memref.view %arena[%c0][] : memref<512xi8> to memref<64xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x : memref<64xf32>) outs(%a : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%a : memref<64xf32>) outs(%b : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%b : memref<64xf32>) outs(%c : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  }
+  memref.copy %c, %y : memref<64xf32> to memref<64xf32>
+  memref.dealloc %arena : memref<512xi8>
+  return
+}
