@@ -60,7 +60,14 @@ bool mp::inKernel(Operation *op) {
 linalg::FillOp mp::initializingFill(linalg::LinalgOp op) {
   if (op.getNumDpsInits() != 1 || !op.hasPureBufferSemantics())
     return {};
-  Value out = op.getDpsInitOperand(0)->get();
+  // The op must write every element the fill wrote: each output dim is
+  // indexed by a loop dim of its own.
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap map = op.getMatchingIndexingMap(init);
+  if (!map.isProjectedPermutation() ||
+      map.getNumResults() != cast<ShapedType>(init->get().getType()).getRank())
+    return {};
+  Value out = init->get();
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     auto fill = dyn_cast<linalg::FillOp>(prev);
     if (!fill) {

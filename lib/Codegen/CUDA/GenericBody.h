@@ -23,9 +23,11 @@ bool inKernel(mlir::Operation *op);
 
 /// The `linalg.fill` that initializes `op`'s one output buffer right before
 /// it: the closest earlier op of the block with memory effects, filling
-/// that same buffer with a scalar of its element type. A kernel that starts
-/// from the fill's value instead of reading the buffer replaces both ops
-/// (one launch, one pass over the buffer fewer); null when there is none.
+/// that same buffer with a scalar of its element type, where `op` writes
+/// every element (its output map is a projected permutation of full rank). A
+/// kernel that starts from the fill's value instead of reading the buffer
+/// replaces both ops (one launch, one pass over the buffer fewer); null when
+/// there is none.
 mlir::linalg::FillOp initializingFill(mlir::linalg::LinalgOp op);
 
 /// Product of `sizes[d]` over `dims` (1 for none): the extent of a group of
