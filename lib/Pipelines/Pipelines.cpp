@@ -250,6 +250,8 @@ void mp::buildCudaPipeline(OpPassManager &pm,
   pm.addPass(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Independent neighbours (a layer's q/k/v projections) share a launch.
+  pm.addPass(mp::createMergeLaunches());
   // Constants and index arithmetic move into the kernels, so loop bounds
   // and strides are known there (unrolling, no parameter loads).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());

@@ -11,6 +11,7 @@
 #include "mp/Codegen/CUDA/Passes.h"
 
 #include "GenericBody.h"
+#include "MemoryAccess.h"
 #include "SerialToKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -461,112 +462,6 @@ LogicalResult mapToBlocksAndThreads(ArrayRef<scf::ParallelOp> loops,
   return success();
 }
 
-/// A region of a buffer an op touches: the buffer behind views and casts,
-/// the bytes of it when a constant-offset `memref.view` of an arena says
-/// which (else all of it), and when the access goes through a static,
-/// unit-stride `memref.subview`, its box (offset, size per dim) in the
-/// buffer it slices.
-struct Access {
-  Value root;
-  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
-  bool write;
-  Value sliced;
-  SmallVector<std::pair<int64_t, int64_t>> box;
-};
-
-/// The box of a static unit-stride subview, if it is one.
-std::optional<SmallVector<std::pair<int64_t, int64_t>>>
-staticBox(memref::SubViewOp subview) {
-  if (!subview.hasUnitStride() || !subview.getOffsets().empty() ||
-      !subview.getSizes().empty())
-    return std::nullopt;
-  SmallVector<std::pair<int64_t, int64_t>> box;
-  for (auto [offset, size] :
-       llvm::zip(subview.getStaticOffsets(), subview.getStaticSizes()))
-    box.push_back({offset, size});
-  return box;
-}
-
-Access describe(Value memref, bool write) {
-  Access access{memref, 0, std::numeric_limits<int64_t>::max(), write, {}, {}};
-  if (auto subview = memref.getDefiningOp<memref::SubViewOp>())
-    if (auto box = staticBox(subview)) {
-      access.sliced = subview.getSource();
-      access.box = std::move(*box);
-    }
-  bool ranged = false;
-  while (auto viewLike = access.root.getDefiningOp<ViewLikeOpInterface>()) {
-    if (auto view = dyn_cast<memref::ViewOp>(viewLike.getOperation())) {
-      std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
-      MemRefType type = view.getType();
-      if (!ranged && shift && type.hasStaticShape() &&
-          type.getElementType().isIntOrFloat()) {
-        access.begin = *shift;
-        access.end =
-            *shift + type.getNumElements() * type.getElementTypeBitWidth() / 8;
-      } else {
-        access.begin = 0;
-        access.end = std::numeric_limits<int64_t>::max();
-      }
-      ranged = true;
-    }
-    access.root = viewLike.getViewSource();
-  }
-  return access;
-}
-
-/// The buffer regions `loop` reads and writes; failure when an op's
-/// effects are unknown.
-FailureOr<SmallVector<Access>> accessesOf(scf::ParallelOp loop) {
-  SmallVector<Access> accesses;
-  WalkResult result = loop.getBody()->walk([&](Operation *op) {
-    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-      return WalkResult::advance();
-    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects)
-      return WalkResult::interrupt();
-    SmallVector<MemoryEffects::EffectInstance> list;
-    effects.getEffects(list);
-    for (MemoryEffects::EffectInstance &e : list) {
-      Value v = e.getValue();
-      if (!v || !isa<MemRefType>(v.getType())) {
-        if (isa<MemoryEffects::Write>(e.getEffect()))
-          return WalkResult::interrupt();
-        continue;
-      }
-      if (isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
-        accesses.push_back(
-            describe(v, isa<MemoryEffects::Write>(e.getEffect())));
-    }
-    return WalkResult::advance();
-  });
-  if (result.wasInterrupted())
-    return failure();
-  return accesses;
-}
-
-/// Whether two loops' accesses may touch the same bytes with at least one
-/// write. Distinct roots (function arguments, allocations, constants) do
-/// not overlap: a run's buffers are distinct (docs/runtime.md).
-bool conflict(ArrayRef<Access> a, ArrayRef<Access> b) {
-  // Boxes of the same buffer apart along some dim share no element (the
-  // halves of a rotary buffer, a cache's past and new positions).
-  auto apart = [](const Access &x, const Access &y) {
-    if (!x.sliced || x.sliced != y.sliced || x.box.size() != y.box.size())
-      return false;
-    for (auto [p, q] : llvm::zip(x.box, y.box))
-      if (p.first + p.second <= q.first || q.first + q.second <= p.first)
-        return true;
-    return false;
-  };
-  for (const Access &x : a)
-    for (const Access &y : b)
-      if ((x.write || y.write) && x.root == y.root && x.begin < y.end &&
-          y.begin < x.end && !apart(x, y))
-        return true;
-  return false;
-}
-
 /// Splits the function's outermost loops, in order, into groups that can
 /// share one launch: consecutive loops of one block, with nothing that may
 /// touch memory between them, static iteration spaces, and no buffer one
@@ -576,7 +471,7 @@ bool conflict(ArrayRef<Access> a, ArrayRef<Access> b) {
 SmallVector<SmallVector<scf::ParallelOp>>
 groupIndependentLoops(ArrayRef<scf::ParallelOp> loops) {
   SmallVector<SmallVector<scf::ParallelOp>> groups;
-  SmallVector<SmallVector<Access>> groupAccesses;
+  SmallVector<SmallVector<mp::Access>> groupAccesses;
   auto isStatic = [](scf::ParallelOp loop) {
     auto known = [](Value v) { return getConstantIntValue(v).has_value(); };
     return llvm::all_of(loop.getLowerBound(), known) &&
@@ -594,15 +489,15 @@ groupIndependentLoops(ArrayRef<scf::ParallelOp> loops) {
     return true;
   };
   for (scf::ParallelOp loop : loops) {
-    FailureOr<SmallVector<Access>> accesses = accessesOf(loop);
+    FailureOr<SmallVector<mp::Access>> accesses = mp::accessesOf(loop);
     bool joins = !groups.empty() && succeeded(accesses) && isStatic(loop) &&
                  !groupAccesses.back().empty() &&
                  isStatic(groups.back().front()) &&
                  adjacent(groups.back().back(), loop);
     if (joins)
       for (scf::ParallelOp member : groups.back())
-        if (failed(accessesOf(member)) ||
-            conflict(*accessesOf(member), *accesses))
+        if (failed(mp::accessesOf(member)) ||
+            mp::conflict(*mp::accessesOf(member), *accesses))
           joins = false;
     if (joins) {
       groups.back().push_back(loop);
@@ -613,7 +508,7 @@ groupIndependentLoops(ArrayRef<scf::ParallelOp> loops) {
     // A loop whose effects are unknown, or dynamic, stays on its own.
     groupAccesses.push_back(succeeded(accesses) && isStatic(loop)
                                 ? *accesses
-                                : SmallVector<Access>());
+                                : SmallVector<mp::Access>());
   }
   return groups;
 }

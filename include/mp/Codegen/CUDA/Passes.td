@@ -73,6 +73,28 @@ def ContractionToMma : Pass<"mp-contraction-to-mma", "mlir::ModuleOp"> {
   ];
 }
 
+def MergeLaunches : Pass<"mp-merge-launches", "mlir::ModuleOp"> {
+  let summary = "Run consecutive independent kernels in one launch";
+  let description = [{
+    On `gpu.launch` ops with one-dimensional grids and blocks, before
+    kernel outlining. Consecutive launches with nothing that may touch
+    memory between them, that write no bytes another of them reads or
+    writes, become one launch: their grids laid end to end, each block
+    running the body of the launch it belongs to with its block index
+    rebased. A decode step's q/k/v projections (or gate and up) then take
+    one launch. Blocks are as wide as the widest member; a narrower member
+    runs on the first threads of each block, in whole warps when it uses
+    warp-level ops (`mma.sync`, shuffles). Launches with barriers or
+    block-wide reductions, workgroup memory, async tokens or ops that read
+    the launch geometry other than through its region arguments keep their
+    own launch.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def ReductionToGpu : Pass<"mp-reduction-to-gpu", "mlir::ModuleOp"> {
   let summary = "Reductions along rows as one thread block per output";
   let description = [{

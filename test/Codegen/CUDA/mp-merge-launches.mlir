@@ -1,0 +1,79 @@
+// RUN: mp-opt %s --mp-merge-launches --split-input-file | FileCheck %s
+
+// A decode step's q, k and v projections as mp-contraction-to-mma leaves
+// them (the shapes of llama_ts: 64 output columns on 2 warps, 32 on one),
+// bodies cut down to a load and a store: independent launches, so one
+// launch of 3 blocks of 64 threads. Block 0 runs q; blocks 1 and 2 run k and
+// v on their first 32 threads, with the block index rebased.
+// CHECK-LABEL: func.func @qkv
+//  CHECK-SAME:   (%[[X:.+]]: memref<64xf16>, %[[Q:.+]]: memref<64xf16>, %[[K:.+]]: memref<32xf16>, %[[V:.+]]: memref<32xf16>)
+//       CHECK:   %[[C3:.+]] = arith.constant 3 : index
+//       CHECK:   %[[C64:.+]] = arith.constant 64 : index
+//       CHECK:   gpu.launch blocks(%[[B:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C3]], {{.*}}) threads(%[[T:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C64]],
+//       CHECK:     scf.if
+//       CHECK:       memref.store %{{.+}}, %[[Q]]
+//       CHECK:     arith.cmpi uge, %[[B]]
+//       CHECK:     %[[NARROW:.+]] = arith.cmpi ult, %[[T]], %{{.+}}
+//       CHECK:     %[[KSHARE:.+]] = arith.andi %{{.+}}, %[[NARROW]]
+//       CHECK:     scf.if %[[KSHARE]]
+//       CHECK:       arith.subi %[[B]]
+//       CHECK:       memref.store %{{.+}}, %[[K]]
+//       CHECK:     scf.if
+//       CHECK:       memref.store %{{.+}}, %[[V]]
+//   CHECK-NOT:   gpu.launch
+func.func @qkv(%x: memref<64xf16>, %q: memref<64xf16>, %k: memref<32xf16>, %v: memref<32xf16>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%tx] : memref<64xf16>
+    memref.store %e, %q[%tx] : memref<64xf16>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %i = arith.addi %tx, %bx : index
+    %e = memref.load %x[%i] : memref<64xf16>
+    memref.store %e, %k[%tx] : memref<32xf16>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%tx] : memref<64xf16>
+    memref.store %e, %v[%tx] : memref<32xf16>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// The second launch reads what the first writes, and the third has a
+// barrier: three launches stay.
+// CHECK-LABEL: func.func @kept_apart
+// CHECK-COUNT-3: gpu.launch blocks
+func.func @kept_apart(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>, %w: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%tx] : memref<32xf32>
+    memref.store %e, %y[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %e = memref.load %y[%tx] : memref<32xf32>
+    memref.store %e, %z[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%tx] : memref<32xf32>
+    gpu.barrier
+    memref.store %e, %w[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}
