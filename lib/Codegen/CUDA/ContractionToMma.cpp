@@ -405,7 +405,7 @@ struct ContractionToMmaPass
         SmallVector<Operation *> stages;
         for (EpilogueStage &stage : c.epilogue)
           stages.push_back(stage.op);
-        hoistAboveProducer(c.op, stages.back(), stages);
+        hoistBetween(c.op, stages.back(), stages);
       }
       OpBuilder b(c.op);
       MmaKernelBuilder(c, b, warpsPerBlock, subtiles).build();

@@ -140,17 +140,6 @@ mp::findEpilogueChain(Operation *producer, Value result,
   return chain;
 }
 
-void mp::hoistAboveProducer(Operation *producer, Operation *last,
-                            ArrayRef<Operation *> fused) {
-  SmallVector<Operation *> between;
-  for (Operation *op = producer->getNextNode(); op && op != last;
-       op = op->getNextNode())
-    if (!llvm::is_contained(fused, op))
-      between.push_back(op);
-  for (Operation *op : between)
-    op->moveBefore(producer);
-}
-
 std::pair<Value, SmallVector<Value>>
 mp::evaluateStage(OpBuilder &b, Location loc, EpilogueStage stage,
                   Value previous, Value value, ArrayRef<Value> at) {

@@ -63,12 +63,6 @@ mlir::Operation *nextWithEffects(mlir::Operation *op);
 /// used (the caller reads them).
 bool usedElsewhere(mlir::Value buffer, llvm::ArrayRef<mlir::Operation *> known);
 
-/// Moves the ops between `producer` and `last` other than `fused` (views,
-/// reshapes, constants: none has memory effects) above the producer, so
-/// that the kernel built in its place sees every operand of the fused ops.
-void hoistAboveProducer(mlir::Operation *producer, mlir::Operation *last,
-                        llvm::ArrayRef<mlir::Operation *> fused);
-
 /// Emits the chain for one element: `value` is the producer's result at
 /// `indices` of `result`. Evaluates each stage's body at the point that
 /// reads that element and stores the element of every result that must be

@@ -84,6 +84,20 @@ linalg::FillOp mp::initializingFill(linalg::LinalgOp op) {
   return {};
 }
 
+void mp::hoistBetween(Operation *first, Operation *last,
+                      ArrayRef<Operation *> keep) {
+  if (first == last || first->getBlock() != last->getBlock() ||
+      !first->isBeforeInBlock(last))
+    return;
+  SmallVector<Operation *> between;
+  for (Operation *op = first->getNextNode(); op && op != last;
+       op = op->getNextNode())
+    if (!llvm::is_contained(keep, op))
+      between.push_back(op);
+  for (Operation *op : between)
+    op->moveBefore(first);
+}
+
 int64_t mp::extentOf(ArrayRef<unsigned> dims, ArrayRef<int64_t> sizes) {
   int64_t product = 1;
   for (unsigned d : dims)

@@ -30,6 +30,13 @@ bool inKernel(mlir::Operation *op);
 /// there is none.
 mlir::linalg::FillOp initializingFill(mlir::linalg::LinalgOp op);
 
+/// Moves the ops strictly between `first` and `last` in their block, other
+/// than `keep`, above `first`. Fusions call it when they build one kernel
+/// in place of `first` from ops up to `last`: what lies between (views,
+/// reshapes, constants; nothing with memory effects) must dominate it.
+void hoistBetween(mlir::Operation *first, mlir::Operation *last,
+                  llvm::ArrayRef<mlir::Operation *> keep);
+
 /// Product of `sizes[d]` over `dims` (1 for none): the extent of a group of
 /// loop dims flattened row-major.
 int64_t extentOf(llvm::ArrayRef<unsigned> dims, llvm::ArrayRef<int64_t> sizes);

@@ -513,20 +513,6 @@ groupIndependentLoops(ArrayRef<scf::ParallelOp> loops) {
   return groups;
 }
 
-/// Moves the ops between a group's loops (constants, views: nothing with
-/// memory effects) above its first loop, where its launch is built.
-void hoistBetween(ArrayRef<scf::ParallelOp> group) {
-  for (scf::ParallelOp loop : group.drop_front()) {
-    SmallVector<Operation *> between;
-    for (Operation *op = group.front()->getNextNode(); op != loop;
-         op = op->getNextNode())
-      if (!llvm::is_contained(group, op))
-        between.push_back(op);
-    for (Operation *op : between)
-      op->moveBefore(group.front());
-  }
-}
-
 struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {
   using Base::Base;
 
@@ -580,7 +566,8 @@ struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {
     });
     for (SmallVector<scf::ParallelOp> &group :
          groupIndependentLoops(outermost)) {
-      hoistBetween(group);
+      SmallVector<Operation *> members(group.begin(), group.end());
+      mp::hoistBetween(group.front(), group.back(), members);
       if (failed(mapToBlocksAndThreads(group, blockSize, rewriter)))
         return failure();
     }

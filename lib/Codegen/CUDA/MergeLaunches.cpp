@@ -9,6 +9,7 @@
 
 #include "mp/Codegen/CUDA/Passes.h"
 
+#include "GenericBody.h"
 #include "MemoryAccess.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -107,15 +108,10 @@ bool canJoin(ArrayRef<Member> group, const Member &next) {
 void merge(ArrayRef<Member> group, IRRewriter &rewriter) {
   gpu::LaunchOp first = group.front().op;
   // What lies between the members (constants, views) goes above the first.
-  for (const Member &m : group.drop_front()) {
-    SmallVector<Operation *> between;
-    for (Operation *op = first->getNextNode(); op != m.op;
-         op = op->getNextNode())
-      if (!llvm::any_of(group, [&](const Member &g) { return g.op == op; }))
-        between.push_back(op);
-    for (Operation *op : between)
-      op->moveBefore(first);
-  }
+  SmallVector<Operation *> members;
+  for (const Member &m : group)
+    members.push_back(m.op);
+  mp::hoistBetween(first, members.back(), members);
   Location loc = first.getLoc();
   rewriter.setInsertionPoint(first);
   auto c = [&](int64_t v) {

@@ -438,7 +438,7 @@ struct ReductionToGpuPass
       if (r.rowConsumer)
         fused.push_back(r.rowConsumer);
       if (!fused.empty())
-        hoistAboveProducer(r.op, fused.back(), fused);
+        hoistBetween(r.op, fused.back(), fused);
       buildBlockReduction(r, blockSize);
       r.op.erase();
       if (r.fill)
