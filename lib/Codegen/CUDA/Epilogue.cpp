@@ -3,6 +3,7 @@
 #include "Epilogue.h"
 
 #include "GenericBody.h"
+#include "MemoryAccess.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
@@ -89,6 +90,19 @@ mp::findEpilogueChain(Operation *producer, Value result,
   // input of a stage may touch one (another thread may not have written
   // the element it would read yet).
   SmallVector<Value> chainViews = viewsOf(rootOf(result));
+  // What the fused kernel reads besides the chain: the producer's inputs,
+  // then each stage's other inputs. A stage must not write those bytes:
+  // in one kernel another thread may still read them. (The arena may give
+  // a dead input's bytes to a temporary born after it; fusing the stage
+  // into the producer would overwrite them while they are read.)
+  SmallVector<Access> reads;
+  auto readsOperand = [&](Value v) {
+    if (isa<MemRefType>(v.getType()))
+      reads.push_back(describeAccess(v, /*write=*/false));
+  };
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(producer))
+    for (OpOperand *in : dps.getDpsInputOperands())
+      readsOperand(in->get());
   Operation *previous = producer;
   Value previousResult = result;
   while (chain.size() < maxStages && isContiguousStatic(previousResult)) {
@@ -119,6 +133,11 @@ mp::findEpilogueChain(Operation *producer, Value result,
       break;
     Value output = op.getDpsInitOperand(0)->get();
     if (llvm::is_contained(chainViews, output))
+      break;
+    for (OpOperand *in : op.getDpsInputOperands())
+      if (in->getOperandNumber() != *input)
+        readsOperand(in->get());
+    if (conflict(describeAccess(output, /*write=*/true), reads))
       break;
     chain.push_back({op, *input, /*storePrevious=*/true});
     llvm::append_range(chainViews, viewsOf(rootOf(output)));

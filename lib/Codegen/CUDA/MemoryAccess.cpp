@@ -25,7 +25,9 @@ staticBox(memref::SubViewOp subview) {
   return box;
 }
 
-Access describe(Value memref, bool write) {
+} // namespace
+
+Access mp::describeAccess(Value memref, bool write) {
   Access access{memref, 0, std::numeric_limits<int64_t>::max(), write, {}, {}};
   if (auto subview = memref.getDefiningOp<memref::SubViewOp>())
     if (auto box = staticBox(subview)) {
@@ -53,8 +55,6 @@ Access describe(Value memref, bool write) {
   return access;
 }
 
-} // namespace
-
 FailureOr<SmallVector<mp::Access>> mp::accessesOf(Operation *root) {
   SmallVector<Access> accesses;
   WalkResult result = root->walk([&](Operation *op) {
@@ -76,7 +76,7 @@ FailureOr<SmallVector<mp::Access>> mp::accessesOf(Operation *root) {
       }
       if (isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
         accesses.push_back(
-            describe(v, isa<MemoryEffects::Write>(e.getEffect())));
+            describeAccess(v, isa<MemoryEffects::Write>(e.getEffect())));
     }
     return WalkResult::advance();
   });

@@ -30,6 +30,9 @@ struct Access {
   llvm::SmallVector<std::pair<int64_t, int64_t>> box;
 };
 
+/// The region of a buffer an access to `memref` touches.
+Access describeAccess(mlir::Value memref, bool write);
+
 /// The buffer regions the ops nested in `op` read and write; failure when
 /// an op's effects are unknown.
 mlir::FailureOr<llvm::SmallVector<Access>> accessesOf(mlir::Operation *op);

@@ -25,6 +25,7 @@
 
 #include "Epilogue.h"
 #include "GenericBody.h"
+#include "MemoryAccess.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -269,11 +270,17 @@ void findRowConsumer(Reduction &r) {
   if (!input)
     return;
   // Each block writes its rows while the others read theirs: the output
-  // must not be what the reduction reads.
+  // must not share a byte with what the reduction or the consumer reads
+  // (the arena may place a temporary over a dead one's bytes).
   Value out = op.getDpsInitOperand(0)->get();
+  SmallVector<Access> reads;
   for (Value in : r.op.getDpsInputs())
-    if (llvm::is_contained(viewsOf(rootOf(in)), out))
-      return;
+    reads.push_back(describeAccess(in, /*write=*/false));
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (in->getOperandNumber() != *input)
+      reads.push_back(describeAccess(in->get(), /*write=*/false));
+  if (conflict(describeAccess(out, /*write=*/true), reads))
+    return;
   auto readType = dyn_cast<MemRefType>(op->getOperand(*input).getType());
   if (!readType || !readType.hasStaticShape())
     return;

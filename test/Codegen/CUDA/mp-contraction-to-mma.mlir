@@ -299,3 +299,49 @@ func.func @residual_add_result_read_later(%a: memref<2x64xf16>, %w: memref<64x64
   memref.dealloc %p : memref<2x64xf32>
   return
 }
+
+// -----
+
+#x = affine_map<(s, k, n) -> (s, k)>
+#w = affine_map<(s, k, n) -> (k, n)>
+#o = affine_map<(s, k, n) -> (s, n)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The cast's result lies on the arena bytes of the contraction's input (a
+// temporary placed where a dead one was, as speecht5_hifigan's lowering
+// has it). Run on the accumulators, it would overwrite rows other warps
+// are still reading: it stays a kernel of its own.
+// CHECK-LABEL: func.func @epilogue_over_the_input
+//       CHECK:   gpu.launch
+//       CHECK:   linalg.generic
+//  CHECK-SAME:     outs(%[[H:.+]] : memref<32x64xf16>)
+// SMALL-LABEL: func.func @epilogue_over_the_input
+func.func @epilogue_over_the_input(%w: memref<64x64xf16>, %src: memref<32x64xf16>) -> f16 {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c8192 = arith.constant 8192 : index
+  %arena = memref.alloc() : memref<16384xi8>
+  %x = memref.view %arena[%c0][] : memref<16384xi8> to memref<32x64xf16>
+  memref.copy %src, %x : memref<32x64xf16> to memref<32x64xf16>
+  %o = memref.view %arena[%c8192][] : memref<16384xi8> to memref<32x64xf32>
+  linalg.fill ins(%cst : f32) outs(%o : memref<32x64xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<32x64xf16>, memref<64x64xf16>) outs(%o : memref<32x64xf32>) {
+  ^bb0(%in: f16, %in_1: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_1 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %2, %out : f32
+    linalg.yield %3 : f32
+  }
+  %h = memref.view %arena[%c0][] : memref<16384xi8> to memref<32x64xf16>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%o : memref<32x64xf32>) outs(%h : memref<32x64xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %0 = arith.truncf %in : f32 to f16
+    linalg.yield %0 : f16
+  }
+  %r = memref.load %h[%c0, %c0] : memref<32x64xf16>
+  memref.dealloc %arena : memref<16384xi8>
+  return %r : f16
+}
