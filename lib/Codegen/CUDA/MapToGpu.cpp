@@ -470,47 +470,34 @@ LogicalResult mapToBlocksAndThreads(ArrayRef<scf::ParallelOp> loops,
 /// launch where they took one each.
 SmallVector<SmallVector<scf::ParallelOp>>
 groupIndependentLoops(ArrayRef<scf::ParallelOp> loops) {
-  SmallVector<SmallVector<scf::ParallelOp>> groups;
-  SmallVector<SmallVector<mp::Access>> groupAccesses;
+  struct Group {
+    SmallVector<scf::ParallelOp> loops;
+    SmallVector<mp::Access> accesses; // of all its loops
+    bool open;                        // static, with known effects
+  };
+  SmallVector<Group> groups;
   auto isStatic = [](scf::ParallelOp loop) {
     auto known = [](Value v) { return getConstantIntValue(v).has_value(); };
     return llvm::all_of(loop.getLowerBound(), known) &&
            llvm::all_of(loop.getUpperBound(), known) &&
            llvm::all_of(loop.getStep(), known);
   };
-  auto adjacent = [](scf::ParallelOp before, scf::ParallelOp after) {
-    if (before->getBlock() != after->getBlock() ||
-        !before->isBeforeInBlock(after))
-      return false;
-    for (Operation *op = before->getNextNode(); op != after;
-         op = op->getNextNode())
-      if (!isMemoryEffectFree(op) || isa<scf::ParallelOp>(op))
-        return false;
-    return true;
-  };
   for (scf::ParallelOp loop : loops) {
     FailureOr<SmallVector<mp::Access>> accesses = mp::accessesOf(loop);
-    bool joins = !groups.empty() && succeeded(accesses) && isStatic(loop) &&
-                 !groupAccesses.back().empty() &&
-                 isStatic(groups.back().front()) &&
-                 adjacent(groups.back().back(), loop);
-    if (joins)
-      for (scf::ParallelOp member : groups.back())
-        if (failed(mp::accessesOf(member)) ||
-            mp::conflict(*mp::accessesOf(member), *accesses))
-          joins = false;
-    if (joins) {
-      groups.back().push_back(loop);
-      llvm::append_range(groupAccesses.back(), *accesses);
+    bool open = succeeded(accesses) && isStatic(loop);
+    if (open && !groups.empty() && groups.back().open &&
+        mp::onlyEffectFreeBetween(groups.back().loops.back(), loop) &&
+        !mp::conflict(groups.back().accesses, *accesses)) {
+      groups.back().loops.push_back(loop);
+      llvm::append_range(groups.back().accesses, *accesses);
       continue;
     }
-    groups.push_back({loop});
     // A loop whose effects are unknown, or dynamic, stays on its own.
-    groupAccesses.push_back(succeeded(accesses) && isStatic(loop)
-                                ? *accesses
-                                : SmallVector<mp::Access>());
+    groups.push_back({{loop},
+                      open ? std::move(*accesses) : SmallVector<mp::Access>(),
+                      open});
   }
-  return groups;
+  return llvm::map_to_vector(groups, [](Group &g) { return g.loops; });
 }
 
 struct MapToGpuPass : public mp::impl::MapToGpuBase<MapToGpuPass> {

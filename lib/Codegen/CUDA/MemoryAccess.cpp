@@ -85,6 +85,15 @@ FailureOr<SmallVector<mp::Access>> mp::accessesOf(Operation *root) {
   return accesses;
 }
 
+bool mp::onlyEffectFreeBetween(Operation *a, Operation *b) {
+  if (a->getBlock() != b->getBlock() || !a->isBeforeInBlock(b))
+    return false;
+  for (Operation *op = a->getNextNode(); op != b; op = op->getNextNode())
+    if (!isMemoryEffectFree(op))
+      return false;
+  return true;
+}
+
 bool mp::conflict(ArrayRef<Access> a, ArrayRef<Access> b) {
   // Boxes of the same buffer apart along some dim share no element (the
   // halves of a rotary buffer, a cache's past and new positions).

@@ -37,6 +37,11 @@ Access describeAccess(mlir::Value memref, bool write);
 /// an op's effects are unknown.
 mlir::FailureOr<llvm::SmallVector<Access>> accessesOf(mlir::Operation *op);
 
+/// Whether `a` comes before `b` in the same block with only ops without
+/// memory effects between them: moving `b` up to `a` reorders no memory
+/// access.
+bool onlyEffectFreeBetween(mlir::Operation *a, mlir::Operation *b);
+
 /// Whether two sets of accesses may touch the same bytes with at least one
 /// write. Distinct roots (function arguments, allocations, constants) do
 /// not overlap: a run's buffers are distinct (docs/runtime.md).

@@ -75,21 +75,11 @@ std::optional<Member> asMember(gpu::LaunchOp op) {
   return m;
 }
 
-/// Whether only ops without memory effects lie between `a` and `b`.
-bool adjacent(Operation *a, Operation *b) {
-  if (a->getBlock() != b->getBlock() || !a->isBeforeInBlock(b))
-    return false;
-  for (Operation *op = a->getNextNode(); op != b; op = op->getNextNode())
-    if (!isMemoryEffectFree(op))
-      return false;
-  return true;
-}
-
 /// Whether `next` can join `group`: adjacent to its last launch, touching
 /// nothing the others write (or writing nothing they touch), and runnable
 /// at the group's block width.
 bool canJoin(ArrayRef<Member> group, const Member &next) {
-  if (!adjacent(group.back().op, next.op))
+  if (!mp::onlyEffectFreeBetween(group.back().op, next.op))
     return false;
   int64_t width = next.threads;
   for (const Member &m : group) {

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from . import REPO, build_tool
-from .report import begin, publish, table
+from .report import begin, commit, publish, table
 
 CORPUS = REPO.parent / "shared" / "corpus" / "decoders"
 CONFIGS = ((1, 128), (8, 128), (1, 1024), (8, 1024))
@@ -230,7 +230,6 @@ def main(argv: list[str] | None = None) -> int:
                        "error" not in before[_key(r)]]
             if earlier:
                 lines += ["", f"Before, over the same {len(earlier)} steps: {summary(earlier)}."]
-    from .report import commit
     publish(args.out, lines, args.json, {"commit": commit(), "results": results},
             time.perf_counter() - started)
     failed = [r for r in results if "error" in r or r["matched"] != r["outputs"]]
