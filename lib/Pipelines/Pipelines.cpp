@@ -176,7 +176,12 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   // Clones the deallocation pipeline may insert become alloc + copy.
   pm.addPass(createConvertBufferizationToMemRefPass());
-  // Temporaries share one arena planned here: one allocation per call.
+}
+
+/// Temporaries share one arena: one allocation per call. Planned after the
+/// target has fused its kernels, so a fused kernel's buffers are live
+/// together and never share bytes.
+static void addArenaPlanning(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(mp::createPlanArena());
 }
 
@@ -210,6 +215,7 @@ void mp::buildCpuPipeline(OpPassManager &pm, bool resultsAsOutParams,
                           bool pooledAllocations) {
   buildBufferizedLinalgPipeline(pm, resultsAsOutParams,
                                 /*outlineAndVectorize=*/true);
+  addArenaPlanning(pm);
   buildCpuLoweringTail(pm, pooledAllocations);
 }
 
@@ -218,9 +224,11 @@ void mp::buildGpuMappingOnCpuPipeline(OpPassManager &pm,
                                       bool pooledAllocations) {
   buildBufferizedLinalgPipeline(pm, resultsAsOutParams,
                                 /*outlineAndVectorize=*/false);
+  pm.addNestedPass<func::FuncOp>(mp::createHoistBuffers());
   MapToGpuOptions map;
   map.memory = BufferMemory::Host;
   pm.addPass(createMapToGpu(map));
+  addArenaPlanning(pm);
   buildCpuLoweringTail(pm, pooledAllocations);
 }
 
@@ -229,6 +237,7 @@ void mp::buildCudaPipeline(OpPassManager &pm,
   buildBufferizedLinalgPipeline(pm, options.resultsAsOutParams,
                                 /*outlineAndVectorize=*/false,
                                 options.flashAttention);
+  pm.addNestedPass<func::FuncOp>(mp::createHoistBuffers());
   // mma.sync m16n8k16 on f16 needs sm_80: every image must have it.
   bool allAmpere = llvm::all_of(options.chips, [](StringRef chip) {
     std::optional<unsigned> sm = parseGpuArch(chip);
@@ -252,6 +261,7 @@ void mp::buildCudaPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   // Independent neighbours (a layer's q/k/v projections) share a launch.
   pm.addPass(mp::createMergeLaunches());
+  addArenaPlanning(pm);
   // Constants and index arithmetic move into the kernels, so loop bounds
   // and strides are known there (unrolling, no parameter loads).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());

@@ -11,7 +11,9 @@ def PlanArena : Pass<"mp-plan-arena", "mlir::func::FuncOp"> {
     Runs on bufferized code once deallocations are placed. Every
     `memref.alloc` of a static, identity-layout buffer in the function's
     body (its single block) that is freed by one `memref.dealloc` in that
-    block is live from its alloc to its dealloc. The pass packs these live
+    block is live from the first to the last op of the body that uses it or
+    a view of it (where the alloc and dealloc stand does not matter, see
+    `mp-hoist-buffers`). The pass packs these live
     ranges into one byte arena, placing the largest buffers first at the
     lowest offset that no buffer live at the same time overlaps (offsets
     aligned to `alignment`), then replaces each alloc by a `memref.view`
@@ -32,6 +34,20 @@ def PlanArena : Pass<"mp-plan-arena", "mlir::func::FuncOp"> {
   let dependentDialects = [
     "::mlir::memref::MemRefDialect", "::mlir::arith::ArithDialect",
   ];
+}
+
+def HoistBuffers : Pass<"mp-hoist-buffers", "mlir::func::FuncOp"> {
+  let summary = "Move a function's static temporary buffers to its start and their deallocations to its end";
+  let description = [{
+    Every `memref.alloc` without operands in the function's body (its
+    single block) moves to the start of the body, and a `memref.dealloc` of
+    it in the body moves to just before the terminator. Nothing is then
+    allocated or freed between two kernels, so the GPU target can fuse
+    kernels that the bufferized program had separated by an allocation.
+    Lifetimes are not lost: `mp-plan-arena`, run after fusion, takes a
+    buffer's live range from its uses.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 def DropInPlaceResults : Pass<"mp-drop-in-place-results", "mlir::ModuleOp"> {
