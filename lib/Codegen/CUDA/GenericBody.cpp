@@ -186,22 +186,26 @@ SmallVector<Value> mp::operandIndices(OpBuilder &b, Location loc,
   return result;
 }
 
+/// `operand`'s element at `point`: given in `known`, or loaded.
+static Value operandAt(OpBuilder &b, Location loc, linalg::GenericOp op,
+                       OpOperand &operand, ArrayRef<Value> point,
+                       ArrayRef<std::pair<unsigned, Value>> known) {
+  const auto *given = llvm::find_if(
+      known, [&](auto &k) { return k.first == operand.getOperandNumber(); });
+  if (given != known.end())
+    return given->second;
+  return memref::LoadOp::create(b, loc, operand.get(),
+                                mp::operandIndices(b, loc, op, operand, point));
+}
+
 Value mp::evaluateBodyAt(OpBuilder &b, Location loc, linalg::GenericOp op,
                          ArrayRef<Value> point,
                          ArrayRef<std::pair<unsigned, Value>> known) {
   IRMapping mapping;
   for (OpOperand &operand : op->getOpOperands()) {
     BlockArgument arg = op.getMatchingBlockArgument(&operand);
-    if (arg.use_empty())
-      continue;
-    const auto *given = llvm::find_if(
-        known, [&](auto &k) { return k.first == operand.getOperandNumber(); });
-    mapping.map(arg, given != known.end()
-                         ? given->second
-                         : memref::LoadOp::create(
-                               b, loc, operand.get(),
-                               operandIndices(b, loc, op, operand, point))
-                               .getResult());
+    if (!arg.use_empty())
+      mapping.map(arg, operandAt(b, loc, op, operand, point, known));
   }
   Block *body = op.getBody();
   for (Operation &inBody : body->without_terminator()) {
@@ -214,16 +218,13 @@ Value mp::evaluateBodyAt(OpBuilder &b, Location loc, linalg::GenericOp op,
 }
 
 Value mp::evaluateSlice(OpBuilder &b, Location loc, linalg::GenericOp op,
-                        const BodySlice &slice, ArrayRef<Value> point) {
+                        const BodySlice &slice, ArrayRef<Value> point,
+                        ArrayRef<std::pair<unsigned, Value>> known) {
   IRMapping map;
   Block *body = op.getBody();
-  for (unsigned input : slice.inputs) {
-    OpOperand *operand = op.getDpsInputOperand(input);
-    map.map(
-        body->getArgument(input),
-        memref::LoadOp::create(b, loc, operand->get(),
-                               operandIndices(b, loc, op, *operand, point)));
-  }
+  for (unsigned input : slice.inputs)
+    map.map(body->getArgument(input),
+            operandAt(b, loc, op, *op.getDpsInputOperand(input), point, known));
   for (Operation *inBody : slice.ops)
     b.clone(*inBody, map);
   return map.lookupOrDefault(slice.value);

@@ -111,10 +111,13 @@ evaluateBodyAt(mlir::OpBuilder &b, mlir::Location loc,
                mlir::linalg::GenericOp op, llvm::ArrayRef<mlir::Value> point,
                llvm::ArrayRef<std::pair<unsigned, mlir::Value>> known);
 
-/// The slice's value at `point`: its inputs loaded, its ops cloned.
-mlir::Value evaluateSlice(mlir::OpBuilder &b, mlir::Location loc,
-                          mlir::linalg::GenericOp op, const BodySlice &slice,
-                          llvm::ArrayRef<mlir::Value> point);
+/// The slice's value at `point`: its inputs loaded (but those given in
+/// `known`, as for evaluateBodyAt), its ops cloned.
+mlir::Value
+evaluateSlice(mlir::OpBuilder &b, mlir::Location loc,
+              mlir::linalg::GenericOp op, const BodySlice &slice,
+              llvm::ArrayRef<mlir::Value> point,
+              llvm::ArrayRef<std::pair<unsigned, mlir::Value>> known = {});
 
 } // namespace mp
 

@@ -58,6 +58,17 @@ struct Reduction {
   linalg::GenericOp rowConsumer;
   unsigned rowInput = 0;
   bool storeLast = true; // the last reduced value (output or chain's)
+  /// A reduction over the same rows that reads this one's last reduced
+  /// value (LayerNorm's variance after its mean), run by the same block
+  /// after this one instead of its row consumer.
+  Reduction *next = nullptr;
+  bool fusedIntoPrevious = false;
+  /// When fused into the previous reduction: the operands of `op` and of
+  /// `rowConsumer` that read its last reduced value, which they take from
+  /// registers (only thread 0 stores it).
+  SmallVector<unsigned> opReadsPrevious, consumerReadsPrevious;
+  /// Views of the buffers this reduction and those fused before it write.
+  SmallVector<Value> written;
   BodySlice element;
   Operation *combiner;
   gpu::AllReduceOperation kind;
@@ -294,14 +305,193 @@ void findRowConsumer(Reduction &r) {
   r.rowInput = *input;
 }
 
+/// The buffer holding `r`'s last reduced value: its output or its chain's.
+Value lastValueBuffer(Reduction &r) {
+  return r.chain.empty() ? r.op.getDpsInitOperand(0)->get()
+                         : r.chain.back().op.getDpsInitOperand(0)->get();
+}
+
+/// The operands of `op` that read `r`'s last reduced value at the row's
+/// position (as findRowConsumer asks); fails when `op` reads any other
+/// buffer in `written` or writes one.
+FailureOr<SmallVector<unsigned>>
+rowValueReads(Reduction &r, linalg::GenericOp op, ArrayRef<Value> written) {
+  Value value = lastValueBuffer(r);
+  SmallVector<Value> valueViews = viewsOf(rootOf(value));
+  auto reduced =
+      nonUnitDims(cast<MemRefType>(value.getType()),
+                  r.op.getMatchingIndexingMap(r.op.getDpsInitOperand(0)));
+  SmallVector<unsigned> reads;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!llvm::is_contained(written, operand.get()))
+      continue;
+    if (op.isDpsInit(&operand) ||
+        !llvm::is_contained(valueViews, operand.get()))
+      return failure();
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.hasStaticShape())
+      return failure();
+    auto read = nonUnitDims(type, op.getMatchingIndexingMap(&operand));
+    if (!read || !reduced || *read != *reduced)
+      return failure();
+    reads.push_back(operand.getOperandNumber());
+  }
+  return reads;
+}
+
+/// Whether each iteration of `op` writes its own element: its output map
+/// is a projected permutation that drops only unit loops.
+bool writesOwnElement(linalg::GenericOp op, ArrayRef<int64_t> sizes) {
+  AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!map.isProjectedPermutation())
+    return false;
+  for (auto [d, size] : llvm::enumerate(sizes))
+    if (size != 1 && !map.isFunctionOfDim(d))
+      return false;
+  return true;
+}
+
+/// How `op` reads the rows `consumer` writes (views in `rows`): true if it
+/// does, false if not, failure unless every read is an input read where the
+/// consumer wrote (same buffer, same map: in the fused kernel, the thread
+/// that wrote the element).
+FailureOr<bool> readsRowsInPlace(linalg::GenericOp op,
+                                 linalg::GenericOp consumer,
+                                 ArrayRef<Value> rows) {
+  if (!consumer)
+    return false;
+  OpOperand *written = consumer.getDpsInitOperand(0);
+  bool reads = false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!llvm::is_contained(rows, operand.get()))
+      continue;
+    if (op.isDpsInit(&operand) || operand.get() != written->get() ||
+        op.getMatchingIndexingMap(&operand) !=
+            consumer.getMatchingIndexingMap(written))
+      return failure();
+    reads = true;
+  }
+  return reads;
+}
+
+/// Fuses `next` into `r`'s kernel when it reduces the same rows right after
+/// `r`'s chain and row consumer and reads `r`'s last reduced value or the
+/// consumer's output: the block computes the first total (and the row
+/// consumer), then the second with the first in registers. LayerNorm's mean
+/// and variance are one kernel; so are Softmax's max, exp(x - max) and
+/// their sum. A row consumer's output is read only where the same thread
+/// wrote it (the loops over the row stride alike). Nothing `next`'s kernel
+/// part writes may overlap what `r`'s part reads.
+void fuseRowReduction(Reduction &r, Reduction &next) {
+  if (!r.fill || !next.fill || next.sizes != r.sizes ||
+      next.parallel != r.parallel || next.reduction != r.reduction)
+    return;
+  linalg::GenericOp consumer = r.rowConsumer;
+  if (consumer && !writesOwnElement(consumer, r.sizes))
+    return;
+  Operation *last = consumer          ? consumer.getOperation()
+                    : r.chain.empty() ? r.op.getOperation()
+                                      : r.chain.back().op.getOperation();
+  if (nextWithEffects(last) != next.fill.getOperation() ||
+      nextWithEffects(next.fill) != next.op.getOperation())
+    return;
+  SmallVector<Value> rows;
+  if (consumer)
+    rows = viewsOf(rootOf(consumer.getDpsInitOperand(0)->get()));
+  FailureOr<SmallVector<unsigned>> opReads =
+      rowValueReads(r, next.op, r.written);
+  FailureOr<bool> opReadsRows = readsRowsInPlace(next.op, consumer, rows);
+  if (failed(opReads) || failed(opReadsRows) ||
+      (opReads->empty() && !*opReadsRows))
+    return;
+  for (EpilogueStage &stage : next.chain) {
+    FailureOr<SmallVector<unsigned>> reads =
+        rowValueReads(r, stage.op, r.written);
+    FailureOr<bool> readsRows = readsRowsInPlace(stage.op, consumer, rows);
+    if (failed(reads) || !reads->empty() || failed(readsRows) || *readsRows)
+      return;
+  }
+  SmallVector<unsigned> consumerReads;
+  if (next.rowConsumer) {
+    FailureOr<SmallVector<unsigned>> reads =
+        rowValueReads(r, next.rowConsumer, r.written);
+    if (failed(reads) ||
+        failed(readsRowsInPlace(next.rowConsumer, consumer, rows)))
+      return;
+    consumerReads = std::move(*reads);
+  }
+  SmallVector<Access> reads;
+  for (Value in : r.op.getDpsInputs())
+    reads.push_back(describeAccess(in, /*write=*/false));
+  if (consumer)
+    for (OpOperand &in : consumer->getOpOperands())
+      if (in.getOperandNumber() != r.rowInput)
+        reads.push_back(describeAccess(in.get(), /*write=*/false));
+  SmallVector<Value> outputs{next.op.getDpsInitOperand(0)->get()};
+  for (EpilogueStage &stage : next.chain)
+    outputs.push_back(stage.op.getDpsInitOperand(0)->get());
+  if (next.rowConsumer)
+    outputs.push_back(next.rowConsumer.getDpsInitOperand(0)->get());
+  for (Value out : outputs)
+    if (conflict(describeAccess(out, /*write=*/true), reads))
+      return;
+
+  r.next = &next;
+  next.fusedIntoPrevious = true;
+  next.opReadsPrevious = std::move(*opReads);
+  next.consumerReadsPrevious = std::move(consumerReads);
+  next.written.insert(next.written.begin(), r.written.begin(), r.written.end());
+  llvm::append_range(next.written, rows);
+  SmallVector<Operation *> readers{next.op};
+  readers.push_back(r.chain.empty() ? r.op.getOperation()
+                                    : r.chain.back().op.getOperation());
+  if (r.chain.empty())
+    readers.push_back(r.fill);
+  if (consumer)
+    readers.push_back(consumer);
+  if (next.rowConsumer)
+    readers.push_back(next.rowConsumer);
+  r.storeLast = usedElsewhere(lastValueBuffer(r), readers);
+}
+
+/// Threads stride over `r`'s row, each folding its share, and all-reduce:
+/// the row's total (without the output's initial value) in every thread.
+Value emitBlockFold(Reduction &r, OpBuilder &b, IndexBuilder &ib, Value tid,
+                    ArrayRef<Value> point, int64_t threads,
+                    ArrayRef<std::pair<unsigned, Value>> known) {
+  Location loc = r.op.getLoc();
+  Type type = r.combiner->getResult(0).getType();
+  Value start = arith::ConstantOp::create(b, loc, identity(b, r.kind, type));
+  auto loop = scf::ForOp::create(b, loc, tid, ib.idx(r.size(r.reduction)),
+                                 ib.idx(threads), ValueRange{start});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> at(point);
+    ib.delinearize(r.reduction, r.sizes, loop.getInductionVar(), at);
+    IRMapping map;
+    map.map(r.element.value, evaluateSlice(b, loc, r.op, r.element, at, known));
+    map.map(r.op.getMatchingBlockArgument(r.op.getDpsInitOperand(0)),
+            loop.getRegionIterArgs()[0]);
+    scf::YieldOp::create(b, loc, b.clone(*r.combiner, map)->getResults());
+  }
+  return gpu::AllReduceOp::create(
+      b, loc, loop.getResult(0),
+      gpu::AllReduceOperationAttr::get(b.getContext(), r.kind),
+      /*uniform=*/true);
+}
+
 /// One block per output: threads stride over the reduction, fold their
 /// share, all-reduce, and thread 0 folds the total into the output.
 /// The fused part of a normalization: every thread of the row's block folds
 /// the total with the fill's value and runs the chain on it (thread 0
 /// stores what must be stored), then the threads stride over the row
 /// running the row consumer with that value.
+/// With `r` fused after another reduction, `previous` is that one's last
+/// reduced value.
 void emitRowEpilogue(Reduction &r, OpBuilder &b, IndexBuilder &ib, Value tid,
-                     ArrayRef<Value> point, Value total, int64_t threads) {
+                     ArrayRef<Value> point, Value total, int64_t threads,
+                     Value previous = {}) {
   Location loc = r.op.getLoc();
   IRMapping map;
   OpOperand *init = r.op.getDpsInitOperand(0);
@@ -327,18 +517,28 @@ void emitRowEpilogue(Reduction &r, OpBuilder &b, IndexBuilder &ib, Value tid,
     if (i + 1 == r.chain.size() ? r.storeLast : r.chain[i + 1].storePrevious)
       storeOnce(value, buffer, at);
   }
-  if (!r.rowConsumer)
-    return;
-  auto loop = scf::ForOp::create(b, loc, tid, ib.idx(r.size(r.reduction)),
-                                 ib.idx(threads));
-  b.setInsertionPointToStart(loop.getBody());
-  SmallVector<Value> rowPoint(point);
-  ib.delinearize(r.reduction, r.sizes, loop.getInductionVar(), rowPoint);
-  linalg::GenericOp consumer = r.rowConsumer;
-  Value y = evaluateBodyAt(b, loc, consumer, rowPoint, {{r.rowInput, value}});
-  OpOperand *out = consumer.getDpsInitOperand(0);
-  memref::StoreOp::create(b, loc, y, out->get(),
-                          operandIndices(b, loc, consumer, *out, rowPoint));
+  if (linalg::GenericOp consumer = r.rowConsumer) {
+    OpBuilder::InsertionGuard guard(b);
+    auto loop = scf::ForOp::create(b, loc, tid, ib.idx(r.size(r.reduction)),
+                                   ib.idx(threads));
+    b.setInsertionPointToStart(loop.getBody());
+    SmallVector<Value> rowPoint(point);
+    ib.delinearize(r.reduction, r.sizes, loop.getInductionVar(), rowPoint);
+    SmallVector<std::pair<unsigned, Value>> known{{r.rowInput, value}};
+    for (unsigned operand : r.consumerReadsPrevious)
+      known.push_back({operand, previous});
+    Value y = evaluateBodyAt(b, loc, consumer, rowPoint, known);
+    OpOperand *out = consumer.getDpsInitOperand(0);
+    memref::StoreOp::create(b, loc, y, out->get(),
+                            operandIndices(b, loc, consumer, *out, rowPoint));
+  }
+  if (Reduction *next = r.next) {
+    SmallVector<std::pair<unsigned, Value>> known;
+    for (unsigned operand : next->opReadsPrevious)
+      known.push_back({operand, value});
+    Value nextTotal = emitBlockFold(*next, b, ib, tid, point, threads, known);
+    emitRowEpilogue(*next, b, ib, tid, point, nextTotal, threads, value);
+  }
 }
 
 void buildBlockReduction(Reduction &r, int64_t maxThreads) {
@@ -358,26 +558,8 @@ void buildBlockReduction(Reduction &r, int64_t maxThreads) {
   SmallVector<Value> point(r.sizes.size(), ib.idx(0));
   ib.delinearize(r.parallel, r.sizes, launch.getBlockIds().x, point);
 
-  Type type = r.combiner->getResult(0).getType();
-  Value start = arith::ConstantOp::create(b, loc, identity(b, r.kind, type));
-  auto loop = scf::ForOp::create(b, loc, tid, ib.idx(total), ib.idx(threads),
-                                 ValueRange{start});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    SmallVector<Value> at = point;
-    ib.delinearize(r.reduction, r.sizes, loop.getInductionVar(), at);
-    IRMapping map;
-    map.map(r.element.value, evaluateSlice(b, loc, r.op, r.element, at));
-    map.map(r.op.getMatchingBlockArgument(r.op.getDpsInitOperand(0)),
-            loop.getRegionIterArgs()[0]);
-    scf::YieldOp::create(b, loc, b.clone(*r.combiner, map)->getResults());
-  }
-  Value sum = gpu::AllReduceOp::create(
-      b, loc, loop.getResult(0),
-      gpu::AllReduceOperationAttr::get(b.getContext(), r.kind),
-      /*uniform=*/true);
-  if (!r.chain.empty() || r.rowConsumer) {
+  Value sum = emitBlockFold(r, b, ib, tid, point, threads, /*known=*/{});
+  if (!r.chain.empty() || r.rowConsumer || r.next) {
     emitRowEpilogue(r, b, ib, tid, point, sum, threads);
     return;
   }
@@ -422,28 +604,42 @@ struct ReductionToGpuPass
       r.fill = initializingFill(r.op);
       // Fused ops need the total in every thread: with a fill, no thread
       // reads the output that thread 0 writes.
-      if (r.fill) {
-        OpOperand *init = r.op.getDpsInitOperand(0);
-        r.chain = findEpilogueChain(r.op, init->get(), {r.fill});
-        keepRowwiseStages(r);
-        findRowConsumer(r);
-        Value last = r.chain.empty()
-                         ? init->get()
-                         : r.chain.back().op.getDpsInitOperand(0)->get();
-        SmallVector<Operation *> readers;
-        if (r.rowConsumer)
-          readers.push_back(r.rowConsumer);
-        readers.push_back(r.chain.empty() ? r.op.getOperation()
-                                          : r.chain.back().op.getOperation());
-        if (r.chain.empty())
-          readers.push_back(r.fill);
-        r.storeLast = !r.rowConsumer || usedElsewhere(last, readers);
-      }
-      SmallVector<Operation *> fused;
-      for (EpilogueStage &stage : r.chain)
-        fused.push_back(stage.op);
+      if (!r.fill)
+        continue;
+      OpOperand *init = r.op.getDpsInitOperand(0);
+      r.chain = findEpilogueChain(r.op, init->get(), {r.fill});
+      keepRowwiseStages(r);
+      findRowConsumer(r);
+      Value last = lastValueBuffer(r);
+      SmallVector<Operation *> readers;
       if (r.rowConsumer)
-        fused.push_back(r.rowConsumer);
+        readers.push_back(r.rowConsumer);
+      readers.push_back(r.chain.empty() ? r.op.getOperation()
+                                        : r.chain.back().op.getOperation());
+      if (r.chain.empty())
+        readers.push_back(r.fill);
+      r.storeLast = !r.rowConsumer || usedElsewhere(last, readers);
+      r.written = viewsOf(rootOf(init->get()));
+      for (EpilogueStage &stage : r.chain)
+        llvm::append_range(
+            r.written, viewsOf(rootOf(stage.op.getDpsInitOperand(0)->get())));
+    }
+    // In program order, so a group of several forms front to back.
+    for (size_t i = 0; i + 1 < found.size(); ++i)
+      fuseRowReduction(found[i], found[i + 1]);
+
+    for (Reduction &r : found) {
+      if (r.fusedIntoPrevious)
+        continue; // built with the first of its group
+      SmallVector<Operation *> fused;
+      for (Reduction *m = &r; m; m = m->next) {
+        if (m != &r)
+          fused.append({m->fill, m->op});
+        for (EpilogueStage &stage : m->chain)
+          fused.push_back(stage.op);
+        if (m->rowConsumer)
+          fused.push_back(m->rowConsumer);
+      }
       if (!fused.empty())
         hoistBetween(r.op, fused.back(), fused);
       buildBlockReduction(r, blockSize);

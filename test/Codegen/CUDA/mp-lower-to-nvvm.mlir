@@ -80,22 +80,22 @@ func.func @conv1d_f16(%x: tensor<1x32x64xf16>, %w: tensor<16x32x3xf16>) -> tenso
   return %0 : tensor<1x16x64xf16>
 }
 
-// Softmax over rows of 32: two kernels of one block of 32 threads per row.
-// The first finds the row's max (warp shuffles, then shared memory across
-// warps; NaN-propagating) and, in the same block, writes exp(x - max)
-// through libdevice (ex2.approx); the second sums that row the same way and
+// Softmax over rows of 32: one kernel, one block of 32 threads per row.
+// It finds the row's max (warp shuffles, then shared memory across warps;
+// NaN-propagating), writes exp(x - max) through libdevice (ex2.approx),
+// sums what each thread wrote the same way (a second shared buffer) and
 // divides it by the sum. The reduced values are never stored.
 // CHECK-LABEL: .entry softmax_kernel(
 //       CHECK: .maxntid 32, 1, 1
+//       CHECK: .shared .align 4 .f32 [[MAX:__wg_softmax_kernel_0_\$_0]];
+//       CHECK: .shared .align 4 .f32 [[SUM:__wg_softmax_kernel_1_\$_0]];
 //       CHECK: shfl.sync.bfly.b32
 //       CHECK: max.NaN.f32
-//       CHECK: st.shared
+//       CHECK: st.shared.b32 {{.*}}[[[MAX]]]
 //       CHECK: ex2.approx.ftz.f32
-// CHECK-LABEL: .entry softmax_kernel_{{[0-9]+}}(
-//       CHECK: .maxntid 32, 1, 1
 //       CHECK: shfl.sync.bfly.b32
 //       CHECK: add.rn.f32
-//       CHECK: st.shared
+//       CHECK: st.shared.b32 {{.*}}[[[SUM]]]
 //       CHECK: div.rn.f32
 //   CHECK-NOT: .entry softmax_kernel
 func.func @softmax(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
@@ -124,14 +124,21 @@ func.func @softmax(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
 // ATT: st.global.b16
 // ATT-NOT: mma.sync
 // With flash-attention=0 the scores are materialized: Q.K^T on Tensor
-// Cores and the softmax's max and sum as block reductions. P.V keeps the
-// probabilities in f32, so it is one thread per output.
+// Cores, then the softmax's max, exp and sum in one kernel of block
+// reductions (a shared buffer each). P.V keeps the probabilities in f32,
+// so it is one thread per output, dividing by the sum as it reads them.
 // MAT: .entry attention_decode_kernel
 // MAT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// MAT: .entry attention_decode_kernel
+// MAT: .shared .align 4 .b8 __wg_attention_decode_kernel_{{[0-9]+}}_0[128];
+// MAT: .shared .align 4 .b8 __wg_attention_decode_kernel_{{[0-9]+}}_1[128];
 // MAT: shfl.sync.bfly.b32
 // MAT: max.NaN.f32
-// MAT: .entry attention_decode_kernel
+// MAT: ex2.approx.ftz.f32
 // MAT: shfl.sync.bfly.b32
+// MAT: add.rn.f32
+// MAT: .entry attention_decode_kernel
+// MAT: div.rn.f32
 // MAT-NOT: mma.sync
 func.func @attention_decode(%q: tensor<1x8x1x64xf16>, %k: tensor<1x8x1024x64xf16>, %v: tensor<1x8x1024x64xf16>) -> tensor<1x8x1x64xf16> {
   %o, %pk, %pv, %qk = mp.attention %q, %k, %v {scale = 0.125 : f32} : (tensor<1x8x1x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>) -> (tensor<1x8x1x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1024x64xf16>, tensor<1x8x1x1024xf16>)

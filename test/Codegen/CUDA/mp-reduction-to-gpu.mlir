@@ -265,3 +265,212 @@ func.func @max_then_exp_max_kept(%x: memref<4x128xf32>, %m: memref<4xf32>, %e: m
   }
   return
 }
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#r = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+
+// LayerNorm of gpt2_ts's decode step (TorchScript export, mixed), trimmed
+// from its lowering: the sum, the mean, the sum of squared deviations from
+// the mean, then the normalization reading the row, the mean and the
+// variance. One kernel: the block reduces the row to its mean, then again
+// to its variance with the mean in registers, then writes the row; neither
+// reduced value is stored, so no thread reads what another writes.
+// CHECK-LABEL: func.func @layer_norm
+//  CHECK-SAME:   (%[[X:.+]]: memref<1x1x64xf16>, %[[Y:.+]]: memref<1x1x64xf16>)
+//       CHECK:   gpu.launch
+//       CHECK:     %[[S:.+]] = gpu.all_reduce add
+//       CHECK:     %[[MEAN:.+]] = arith.divf
+//   CHECK-NOT:     memref.store
+//       CHECK:     scf.for
+//       CHECK:       memref.load %[[X]]
+//       CHECK:       arith.subf %{{.+}}, %[[MEAN]]
+//       CHECK:     %[[V:.+]] = gpu.all_reduce add
+//   CHECK-NOT:     memref.store
+//       CHECK:     scf.for
+//       CHECK:       memref.load %[[X]]
+//       CHECK:       arith.subf %{{.+}}, %[[MEAN]]
+//       CHECK:       memref.store %{{.+}}, %[[Y]]
+//   CHECK-NOT:   gpu.launch
+//   CHECK-NOT:   linalg
+func.func @layer_norm(%x: memref<1x1x64xf16>, %y: memref<1x1x64xf16>) {
+  %cst = arith.constant 6.400000e+01 : f32
+  %zero = arith.constant 0.000000e+00 : f32
+  %eps = arith.constant 9.99999974E-6 : f32
+  %one = arith.constant 1.000000e+00 : f32
+  %alloc_6 = memref.alloc() : memref<1x1xf32>
+  %alloc_7 = memref.alloc() : memref<1x1xf32>
+  %alloc_8 = memref.alloc() : memref<1x1xf32>
+  linalg.fill ins(%zero : f32) outs(%alloc_6 : memref<1x1xf32>)
+  linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : memref<1x1x64xf16>) outs(%alloc_6 : memref<1x1xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.addf %0, %out fastmath<reassoc> : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%alloc_6 : memref<1x1xf32>) outs(%alloc_7 : memref<1x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.divf %in, %cst : f32
+    linalg.yield %0 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%alloc_8 : memref<1x1xf32>)
+  linalg.generic {indexing_maps = [#x, #r, #r], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %alloc_7 : memref<1x1x64xf16>, memref<1x1xf32>) outs(%alloc_8 : memref<1x1xf32>) {
+  ^bb0(%in: f16, %m: f32, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.subf %0, %m : f32
+    %2 = arith.mulf %1, %1 : f32
+    %3 = arith.addf %2, %out fastmath<reassoc> : f32
+    linalg.yield %3 : f32
+  }
+  linalg.generic {indexing_maps = [#x, #r, #r, #x], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %alloc_8, %alloc_7 : memref<1x1x64xf16>, memref<1x1xf32>, memref<1x1xf32>) outs(%y : memref<1x1x64xf16>) {
+  ^bb0(%in: f16, %v: f32, %m: f32, %out: f16):
+    %0 = arith.divf %v, %cst : f32
+    %1 = arith.addf %0, %eps : f32
+    %2 = math.sqrt %1 : f32
+    %3 = arith.divf %one, %2 : f32
+    %4 = arith.extf %in : f16 to f32
+    %5 = arith.subf %4, %m : f32
+    %6 = arith.mulf %5, %3 : f32
+    %7 = arith.truncf %6 : f32 to f16
+    linalg.yield %7 : f16
+  }
+  memref.dealloc %alloc_6 : memref<1x1xf32>
+  memref.dealloc %alloc_7 : memref<1x1xf32>
+  memref.dealloc %alloc_8 : memref<1x1xf32>
+  return
+}
+
+// -----
+
+#s = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#m = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// The softmax of gpt2_ts's decode step over 129 positions (4 heads),
+// trimmed from its lowering: the max, exp(x - max) in f32, and its sum.
+// One kernel: the block finds the max, writes exp, then sums what each of
+// its threads wrote (the loops over the row stride alike, so every element
+// is read back by the thread that wrote it). The sum is read by the next
+// op, so thread 0 stores it; the max is not.
+// CHECK-LABEL: func.func @softmax_max_exp_sum
+//  CHECK-SAME:   (%[[S:.+]]: memref<1x4x1x129xf16>, %[[E:.+]]: memref<1x4x1x129xf32>, %[[SUM:.+]]: memref<1x4x1xf32>)
+//       CHECK:   gpu.launch
+//       CHECK:     gpu.all_reduce maximumf
+//   CHECK-NOT:     memref.store
+//       CHECK:     scf.for %[[I:.+]] = %[[TID:.+]] to %{{.+}} step %[[STEP:[^ ]+]]
+//       CHECK:       math.exp
+//       CHECK:       memref.store %{{.+}}, %[[E]]
+//       CHECK:     scf.for %{{.+}} = %[[TID]] to %{{.+}} step %[[STEP]]
+//       CHECK:       memref.load %[[E]]
+//       CHECK:     gpu.all_reduce add
+//       CHECK:     scf.if
+//       CHECK:       memref.store %{{.+}}, %[[SUM]]
+//   CHECK-NOT:   gpu.launch
+func.func @softmax_max_exp_sum(%s: memref<1x4x1x129xf16>, %e: memref<1x4x1x129xf32>, %sum: memref<1x4x1xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.000000e+00 : f32
+  %max = memref.alloc() : memref<1x4x1xf32>
+  linalg.fill ins(%ninf : f32) outs(%max : memref<1x4x1xf32>)
+  linalg.generic {indexing_maps = [#s, #m], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x4x1x129xf16>) outs(%max : memref<1x4x1xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.maximumf %0, %out : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#s, #m, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %max : memref<1x4x1x129xf16>, memref<1x4x1xf32>) outs(%e : memref<1x4x1x129xf32>) {
+  ^bb0(%in: f16, %mx: f32, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.subf %0, %mx : f32
+    %2 = math.exp %1 : f32
+    linalg.yield %2 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%sum : memref<1x4x1xf32>)
+  linalg.generic {indexing_maps = [#s, #m], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%e : memref<1x4x1x129xf32>) outs(%sum : memref<1x4x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  memref.dealloc %max : memref<1x4x1xf32>
+  return
+}
+
+// -----
+
+#x = affine_map<(r, c) -> (r, c)>
+#t = affine_map<(r, c) -> (c, r)>
+#red = affine_map<(r, c) -> (r)>
+
+// The exp is written transposed and summed along its rows: the elements a
+// block would sum are written by other blocks, so the sum keeps its own
+// kernel.
+// CHECK-LABEL: func.func @sum_of_transposed_exp_stays_apart
+//       CHECK:   gpu.launch
+//       CHECK:     gpu.all_reduce maximumf
+//       CHECK:     math.exp
+//   CHECK-NOT:     gpu.all_reduce add
+//       CHECK:   gpu.launch
+//       CHECK:     gpu.all_reduce add
+func.func @sum_of_transposed_exp_stays_apart(%x: memref<64x64xf32>, %e: memref<64x64xf32>, %sum: memref<64xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.000000e+00 : f32
+  %max = memref.alloc() : memref<64xf32>
+  linalg.fill ins(%ninf : f32) outs(%max : memref<64xf32>)
+  linalg.generic {indexing_maps = [#x, #red], iterator_types = ["parallel", "reduction"]} ins(%x : memref<64x64xf32>) outs(%max : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.maximumf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#x, #red, #t], iterator_types = ["parallel", "parallel"]} ins(%x, %max : memref<64x64xf32>, memref<64xf32>) outs(%e : memref<64x64xf32>) {
+  ^bb0(%in: f32, %mx: f32, %out: f32):
+    %0 = arith.subf %in, %mx : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%sum : memref<64xf32>)
+  linalg.generic {indexing_maps = [#x, #red], iterator_types = ["parallel", "reduction"]} ins(%e : memref<64x64xf32>) outs(%sum : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  memref.dealloc %max : memref<64xf32>
+  return
+}
+
+// -----
+
+#x = affine_map<(r, c) -> (r, c)>
+#red = affine_map<(r, c) -> (r)>
+
+// Mean then variance, but the variance is written over bytes of the row
+// the mean's part still reads (two views of one arena): a block finishing
+// early would clobber another's input, so they stay two kernels.
+// CHECK-LABEL: func.func @variance_over_its_input_stays_apart
+//       CHECK:   gpu.launch
+//       CHECK:     gpu.all_reduce add
+//   CHECK-NOT:     gpu.all_reduce
+//       CHECK:   gpu.launch
+//       CHECK:     gpu.all_reduce add
+func.func @variance_over_its_input_stays_apart(%arena: memref<16384xi8>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %c8192 = arith.constant 8192 : index
+  %x = memref.view %arena[%c0][] : memref<16384xi8> to memref<32x64xf32>
+  %mean = memref.view %arena[%c8192][] : memref<16384xi8> to memref<32xf32>
+  %var = memref.view %arena[%c0][] : memref<16384xi8> to memref<32xf32>
+  linalg.fill ins(%zero : f32) outs(%mean : memref<32xf32>)
+  linalg.generic {indexing_maps = [#x, #red], iterator_types = ["parallel", "reduction"]} ins(%x : memref<32x64xf32>) outs(%mean : memref<32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%var : memref<32xf32>)
+  linalg.generic {indexing_maps = [#x, #red, #red], iterator_types = ["parallel", "reduction"]} ins(%x, %mean : memref<32x64xf32>, memref<32xf32>) outs(%var : memref<32xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %0 = arith.subf %in, %m : f32
+    %1 = arith.mulf %0, %0 : f32
+    %2 = arith.addf %1, %out : f32
+    linalg.yield %2 : f32
+  }
+  return
+}
