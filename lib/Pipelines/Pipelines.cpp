@@ -142,6 +142,10 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
     pm.addPass(mp::createFuseCasts());
     pm.addPass(createCanonicalizerPass());
   }
+  // An op whose result is inserted into a larger tensor (a Concat's
+  // operands, the past cache copied into present) writes into that
+  // tensor's slice instead of a buffer of its own that is then copied.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

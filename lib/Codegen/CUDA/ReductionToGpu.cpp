@@ -57,6 +57,9 @@ struct Reduction {
   SmallVector<EpilogueStage> chain;
   linalg::GenericOp rowConsumer;
   unsigned rowInput = 0;
+  /// For each loop of `rowConsumer`, the loop of `op` it runs with, or -1
+  /// for a unit loop (reshapes may add or drop unit dims between them).
+  SmallVector<int64_t> consumerLoops;
   bool storeLast = true; // the last reduced value (output or chain's)
   /// A reduction over the same rows that reads this one's last reduced
   /// value (LayerNorm's variance after its mean), run by the same block
@@ -67,6 +70,9 @@ struct Reduction {
   /// `rowConsumer` that read its last reduced value, which they take from
   /// registers (only thread 0 stores it).
   SmallVector<unsigned> opReadsPrevious, consumerReadsPrevious;
+  /// For each loop of `next`, the loop of this reduction it runs with, or -1
+  /// (as consumerLoops).
+  SmallVector<int64_t> nextLoops;
   /// Views of the buffers this reduction and those fused before it write.
   SmallVector<Value> written;
   BodySlice element;
@@ -229,9 +235,10 @@ void keepRowwiseStages(Reduction &r) {
 }
 
 /// Non-unit dims of `type` with the loop dims `map` reads them at, if each
-/// is a plain loop dim.
+/// is a plain loop dim; given `loops` (see Reduction::consumerLoops), the
+/// reduction's loops they run with.
 std::optional<SmallVector<std::pair<int64_t, unsigned>>>
-nonUnitDims(MemRefType type, AffineMap map) {
+nonUnitDims(MemRefType type, AffineMap map, ArrayRef<int64_t> loops = {}) {
   SmallVector<std::pair<int64_t, unsigned>> dims;
   for (auto [e, size] : llvm::zip(map.getResults(), type.getShape())) {
     if (size == 1)
@@ -239,9 +246,42 @@ nonUnitDims(MemRefType type, AffineMap map) {
     auto d = dyn_cast<AffineDimExpr>(e);
     if (!d)
       return std::nullopt;
-    dims.push_back({size, d.getPosition()});
+    unsigned loop = d.getPosition();
+    if (!loops.empty()) {
+      if (loops[loop] < 0)
+        return std::nullopt;
+      loop = loops[loop];
+    }
+    dims.push_back({size, loop});
   }
   return dims;
+}
+
+/// For each loop of sizes `other`, the loop of sizes `sizes` it pairs with,
+/// or -1 for a unit loop: the non-unit loops pair up in order. None unless
+/// their sizes agree.
+std::optional<SmallVector<int64_t>> alignLoops(ArrayRef<int64_t> sizes,
+                                               ArrayRef<int64_t> other) {
+  SmallVector<int64_t> loops;
+  size_t next = 0;
+  auto skipUnits = [&] {
+    while (next < sizes.size() && sizes[next] == 1)
+      ++next;
+  };
+  for (int64_t size : other) {
+    if (size == 1) {
+      loops.push_back(-1);
+      continue;
+    }
+    skipUnits();
+    if (next == sizes.size() || sizes[next] != size)
+      return std::nullopt;
+    loops.push_back(next++);
+  }
+  skipUnits();
+  if (next != sizes.size())
+    return std::nullopt;
+  return loops;
 }
 
 /// The op right after the reduction and its chain that reads each of its
@@ -261,7 +301,10 @@ void findRowConsumer(Reduction &r) {
   if (!op || op.getNumParallelLoops() != op.getNumLoops())
     return;
   FailureOr<SmallVector<int64_t>> sizes = staticSingleOutputRanges(op);
-  if (failed(sizes) || *sizes != r.sizes)
+  if (failed(sizes))
+    return;
+  std::optional<SmallVector<int64_t>> loops = alignLoops(r.sizes, *sizes);
+  if (!loops)
     return;
   SmallVector<Value> written = viewsOf(rootOf(init->get()));
   for (EpilogueStage &stage : r.chain) {
@@ -295,14 +338,15 @@ void findRowConsumer(Reduction &r) {
   auto readType = dyn_cast<MemRefType>(op->getOperand(*input).getType());
   if (!readType || !readType.hasStaticShape())
     return;
-  auto read = nonUnitDims(readType,
-                          op.getMatchingIndexingMap(&op->getOpOperand(*input)));
+  auto read = nonUnitDims(
+      readType, op.getMatchingIndexingMap(&op->getOpOperand(*input)), *loops);
   auto reduced = nonUnitDims(cast<MemRefType>(value.getType()),
                              r.op.getMatchingIndexingMap(init));
   if (!read || !reduced || *read != *reduced)
     return;
   r.rowConsumer = op;
   r.rowInput = *input;
+  r.consumerLoops = std::move(*loops);
 }
 
 /// The buffer holding `r`'s last reduced value: its output or its chain's.
@@ -312,10 +356,13 @@ Value lastValueBuffer(Reduction &r) {
 }
 
 /// The operands of `op` that read `r`'s last reduced value at the row's
-/// position (as findRowConsumer asks); fails when `op` reads any other
-/// buffer in `written` or writes one.
+/// position (as findRowConsumer asks; `loops` pairs `op`'s loops with
+/// `r`'s, as Reduction::consumerLoops, none when they are the same); fails
+/// when `op` reads any other buffer in `written` or writes one, or reads
+/// any of them at all with `none` (its loops do not pair with `r`'s).
 FailureOr<SmallVector<unsigned>>
-rowValueReads(Reduction &r, linalg::GenericOp op, ArrayRef<Value> written) {
+rowValueReads(Reduction &r, linalg::GenericOp op, ArrayRef<Value> written,
+              ArrayRef<int64_t> loops = {}, bool none = false) {
   Value value = lastValueBuffer(r);
   SmallVector<Value> valueViews = viewsOf(rootOf(value));
   auto reduced =
@@ -325,13 +372,13 @@ rowValueReads(Reduction &r, linalg::GenericOp op, ArrayRef<Value> written) {
   for (OpOperand &operand : op->getOpOperands()) {
     if (!llvm::is_contained(written, operand.get()))
       continue;
-    if (op.isDpsInit(&operand) ||
+    if (none || op.isDpsInit(&operand) ||
         !llvm::is_contained(valueViews, operand.get()))
       return failure();
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type || !type.hasStaticShape())
       return failure();
-    auto read = nonUnitDims(type, op.getMatchingIndexingMap(&operand));
+    auto read = nonUnitDims(type, op.getMatchingIndexingMap(&operand), loops);
     if (!read || !reduced || *read != *reduced)
       return failure();
     reads.push_back(operand.getOperandNumber());
@@ -351,27 +398,56 @@ bool writesOwnElement(linalg::GenericOp op, ArrayRef<int64_t> sizes) {
   return true;
 }
 
-/// How `op` reads the rows `consumer` writes (views in `rows`): true if it
-/// does, false if not, failure unless every read is an input read where the
-/// consumer wrote (same buffer, same map: in the fused kernel, the thread
-/// that wrote the element).
-FailureOr<bool> readsRowsInPlace(linalg::GenericOp op,
-                                 linalg::GenericOp consumer,
-                                 ArrayRef<Value> rows) {
+/// Whether `loops` (as Reduction::consumerLoops) pairs every loop of an
+/// op with the same loop of `r`: none given, or the identity.
+bool sameLoopsAs(Reduction &r, ArrayRef<int64_t> loops) {
+  return loops.empty() ||
+         llvm::equal(loops, llvm::seq<int64_t>(0, r.sizes.size()));
+}
+
+/// How `op` reads the rows `r`'s consumer writes (views in `rows`): true if
+/// it does, false if not, failure unless every read is an input read of the
+/// element the same iteration of the row loop wrote, so in the fused kernel
+/// the thread that wrote it. Either the same buffer with the same map over
+/// the same loops (`sameLoops`: `op`'s are `r`'s), one element per
+/// iteration; or both at the row-major position of their loops in
+/// contiguous views of one buffer, where the caller pairs iterations by
+/// that position.
+FailureOr<bool> readsRowsInPlace(linalg::GenericOp op, bool sameLoops,
+                                 Reduction &r, ArrayRef<Value> rows) {
+  linalg::GenericOp consumer = r.rowConsumer;
   if (!consumer)
     return false;
   OpOperand *written = consumer.getDpsInitOperand(0);
+  AffineMap writeMap = consumer.getMatchingIndexingMap(written);
+  auto rowMajor = [](AffineMap map, Value buffer) {
+    auto type = dyn_cast<MemRefType>(buffer.getType());
+    return map.isIdentity() && type && type.getLayout().isIdentity();
+  };
   bool reads = false;
   for (OpOperand &operand : op->getOpOperands()) {
     if (!llvm::is_contained(rows, operand.get()))
       continue;
-    if (op.isDpsInit(&operand) || operand.get() != written->get() ||
-        op.getMatchingIndexingMap(&operand) !=
-            consumer.getMatchingIndexingMap(written))
+    if (op.isDpsInit(&operand))
+      return failure();
+    AffineMap readMap = op.getMatchingIndexingMap(&operand);
+    bool same = sameLoops && sameLoopsAs(r, r.consumerLoops) &&
+                writesOwnElement(consumer, r.sizes) &&
+                operand.get() == written->get() && readMap == writeMap;
+    bool linear = rowMajor(readMap, operand.get()) &&
+                  rowMajor(writeMap, written->get()) &&
+                  rootOf(operand.get()) == rootOf(written->get());
+    if (!same && !linear)
       return failure();
     reads = true;
   }
   return reads;
+}
+
+/// Whether `r`'s parallel loops all come before its reduced ones, so that
+/// its row-major iteration order is row by row.
+bool rowsFirst(Reduction &r) {
+  return r.parallel.empty() || r.parallel.back() < r.reduction.front();
 }
 
 /// Fuses `next` into `r`'s kernel when it reduces the same rows right after
@@ -383,12 +459,26 @@ FailureOr<bool> readsRowsInPlace(linalg::GenericOp op,
 /// wrote it (the loops over the row stride alike). Nothing `next`'s kernel
 /// part writes may overlap what `r`'s part reads.
 void fuseRowReduction(Reduction &r, Reduction &next) {
-  if (!r.fill || !next.fill || next.sizes != r.sizes ||
-      next.parallel != r.parallel || next.reduction != r.reduction)
+  if (!r.fill || !next.fill || next.size(next.reduction) != r.size(r.reduction))
     return;
+  // Loops pair up by extent (reshapes may add or drop unit dims), parallel
+  // with parallel and reduced with reduced. Or, when a reshape split a
+  // parallel dim (grouped-query heads), rows pair up by their row-major
+  // index: then only reads of rows in place may cross.
+  std::optional<SmallVector<int64_t>> loops = alignLoops(r.sizes, next.sizes);
+  if (loops)
+    for (auto [d, l] : llvm::enumerate(*loops))
+      if (l >= 0 && llvm::is_contained(r.reduction, l) !=
+                        llvm::is_contained(next.reduction, d))
+        loops.reset();
+  if (!loops && !(rowsFirst(r) && rowsFirst(next) &&
+                  next.size(next.parallel) == r.size(r.parallel)))
+    return;
+  SmallVector<int64_t> consumerLoops; // next's row consumer's, in r's loops
+  if (loops)
+    for (int64_t l : next.consumerLoops)
+      consumerLoops.push_back(l < 0 ? -1 : (*loops)[l]);
   linalg::GenericOp consumer = r.rowConsumer;
-  if (consumer && !writesOwnElement(consumer, r.sizes))
-    return;
   Operation *last = consumer          ? consumer.getOperation()
                     : r.chain.empty() ? r.op.getOperation()
                                       : r.chain.back().op.getOperation();
@@ -399,24 +489,30 @@ void fuseRowReduction(Reduction &r, Reduction &next) {
   if (consumer)
     rows = viewsOf(rootOf(consumer.getDpsInitOperand(0)->get()));
   FailureOr<SmallVector<unsigned>> opReads =
-      rowValueReads(r, next.op, r.written);
-  FailureOr<bool> opReadsRows = readsRowsInPlace(next.op, consumer, rows);
+      loops ? rowValueReads(r, next.op, r.written, *loops)
+            : rowValueReads(r, next.op, r.written, {}, /*none=*/true);
+  FailureOr<bool> opReadsRows =
+      readsRowsInPlace(next.op, loops && sameLoopsAs(r, *loops), r, rows);
   if (failed(opReads) || failed(opReadsRows) ||
       (opReads->empty() && !*opReadsRows))
     return;
   for (EpilogueStage &stage : next.chain) {
     FailureOr<SmallVector<unsigned>> reads =
         rowValueReads(r, stage.op, r.written);
-    FailureOr<bool> readsRows = readsRowsInPlace(stage.op, consumer, rows);
+    FailureOr<bool> readsRows =
+        readsRowsInPlace(stage.op, /*sameLoops=*/false, r, rows);
     if (failed(reads) || !reads->empty() || failed(readsRows) || *readsRows)
       return;
   }
   SmallVector<unsigned> consumerReads;
   if (next.rowConsumer) {
     FailureOr<SmallVector<unsigned>> reads =
-        rowValueReads(r, next.rowConsumer, r.written);
+        loops ? rowValueReads(r, next.rowConsumer, r.written, consumerLoops)
+              : rowValueReads(r, next.rowConsumer, r.written, {},
+                              /*none=*/true);
     if (failed(reads) ||
-        failed(readsRowsInPlace(next.rowConsumer, consumer, rows)))
+        failed(readsRowsInPlace(
+            next.rowConsumer, loops && sameLoopsAs(r, consumerLoops), r, rows)))
       return;
     consumerReads = std::move(*reads);
   }
@@ -437,6 +533,8 @@ void fuseRowReduction(Reduction &r, Reduction &next) {
       return;
 
   r.next = &next;
+  if (loops)
+    r.nextLoops = std::move(*loops);
   next.fusedIntoPrevious = true;
   next.opReadsPrevious = std::move(*opReads);
   next.consumerReadsPrevious = std::move(consumerReads);
@@ -487,11 +585,11 @@ Value emitBlockFold(Reduction &r, OpBuilder &b, IndexBuilder &ib, Value tid,
 /// the total with the fill's value and runs the chain on it (thread 0
 /// stores what must be stored), then the threads stride over the row
 /// running the row consumer with that value.
-/// With `r` fused after another reduction, `previous` is that one's last
-/// reduced value.
+/// `block` is the linear block index; with `r` fused after another
+/// reduction, `previous` is that one's last reduced value.
 void emitRowEpilogue(Reduction &r, OpBuilder &b, IndexBuilder &ib, Value tid,
-                     ArrayRef<Value> point, Value total, int64_t threads,
-                     Value previous = {}) {
+                     Value block, ArrayRef<Value> point, Value total,
+                     int64_t threads, Value previous = {}) {
   Location loc = r.op.getLoc();
   IRMapping map;
   OpOperand *init = r.op.getDpsInitOperand(0);
@@ -524,20 +622,34 @@ void emitRowEpilogue(Reduction &r, OpBuilder &b, IndexBuilder &ib, Value tid,
     b.setInsertionPointToStart(loop.getBody());
     SmallVector<Value> rowPoint(point);
     ib.delinearize(r.reduction, r.sizes, loop.getInductionVar(), rowPoint);
+    SmallVector<Value> consumerPoint;
+    for (int64_t l : r.consumerLoops)
+      consumerPoint.push_back(l < 0 ? ib.idx(0) : rowPoint[l]);
     SmallVector<std::pair<unsigned, Value>> known{{r.rowInput, value}};
     for (unsigned operand : r.consumerReadsPrevious)
       known.push_back({operand, previous});
-    Value y = evaluateBodyAt(b, loc, consumer, rowPoint, known);
+    Value y = evaluateBodyAt(b, loc, consumer, consumerPoint, known);
     OpOperand *out = consumer.getDpsInitOperand(0);
-    memref::StoreOp::create(b, loc, y, out->get(),
-                            operandIndices(b, loc, consumer, *out, rowPoint));
+    memref::StoreOp::create(
+        b, loc, y, out->get(),
+        operandIndices(b, loc, consumer, *out, consumerPoint));
   }
   if (Reduction *next = r.next) {
+    // Its reduced loops start at 0: their row-major order pairs each
+    // iteration with the same thread as this row loop's.
+    SmallVector<Value> nextPoint(next->sizes.size(), ib.idx(0));
+    if (r.nextLoops.empty())
+      ib.delinearize(next->parallel, next->sizes, block, nextPoint);
+    for (auto [d, l] : llvm::enumerate(r.nextLoops))
+      if (l >= 0 && !llvm::is_contained(r.reduction, l))
+        nextPoint[d] = point[l];
     SmallVector<std::pair<unsigned, Value>> known;
     for (unsigned operand : next->opReadsPrevious)
       known.push_back({operand, value});
-    Value nextTotal = emitBlockFold(*next, b, ib, tid, point, threads, known);
-    emitRowEpilogue(*next, b, ib, tid, point, nextTotal, threads, value);
+    Value nextTotal =
+        emitBlockFold(*next, b, ib, tid, nextPoint, threads, known);
+    emitRowEpilogue(*next, b, ib, tid, block, nextPoint, nextTotal, threads,
+                    value);
   }
 }
 
@@ -560,7 +672,7 @@ void buildBlockReduction(Reduction &r, int64_t maxThreads) {
 
   Value sum = emitBlockFold(r, b, ib, tid, point, threads, /*known=*/{});
   if (!r.chain.empty() || r.rowConsumer || r.next) {
-    emitRowEpilogue(r, b, ib, tid, point, sum, threads);
+    emitRowEpilogue(r, b, ib, tid, launch.getBlockIds().x, point, sum, threads);
     return;
   }
 

@@ -416,14 +416,6 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
   if (value.getType() == type)
     return value;
   auto from = typeOf(value);
-  if (from.hasStaticShape() && type.hasStaticShape()) {
-    SmallVector<int64_t> dims(type.getShape());
-    auto shapeType =
-        RankedTensorType::get({(int64_t)dims.size()}, b.getI64Type());
-    Value shape = arith::ConstantOp::create(
-        b, loc, DenseIntElementsAttr::get(shapeType, dims));
-    return tensor::ReshapeOp::create(b, loc, type, value, shape);
-  }
   SmallVector<Value> sizes(dynSizes);
   if (sizes.empty() && type.getNumDynamicDims() > 0) {
     // The dynamic dims correspond in order (static ones may split, merge,
@@ -452,7 +444,8 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
     }
   }
   // Dims that only split or merge: an expand_shape or collapse_shape, which
-  // bufferize to views and fold with their neighbours.
+  // bufferize to views (of strided slices too) and fold with their
+  // neighbours.
   auto groups = getReassociationIndicesForReshape(from, type);
   // A group that expands into two or more dynamic dims has a run-time
   // stride, which memref's expand-strided-metadata (LLVM 22) crashes on:
@@ -482,7 +475,16 @@ Value reshapeTo(OpBuilder &b, Location loc, Value value,
                ? collapsed
                : Value(tensor::CastOp::create(b, loc, type, collapsed));
   }
-  // Otherwise a reshape to run-time sizes (memref.reshape once bufferized).
+  // Otherwise a memref.reshape once bufferized, which needs a contiguous
+  // source (a copy of a strided one).
+  if (from.hasStaticShape() && type.hasStaticShape()) {
+    SmallVector<int64_t> dims(type.getShape());
+    auto shapeType =
+        RankedTensorType::get({(int64_t)dims.size()}, b.getI64Type());
+    Value shape = arith::ConstantOp::create(
+        b, loc, DenseIntElementsAttr::get(shapeType, dims));
+    return tensor::ReshapeOp::create(b, loc, type, value, shape);
+  }
   return reshapeToSizes(b, loc, value, type, sizes);
 }
 
