@@ -5,7 +5,6 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cmath>
 #include <cstring>
@@ -35,15 +34,6 @@ double readFloatElement(const char *data, Type elt, int64_t i) {
   float f;
   std::memcpy(&f, &bits, 4);
   return f;
-}
-
-std::pair<ArrayRef<char>, bool> rawElementData(ElementsAttr attr) {
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr))
-    return {dense.getRawData(), dense.isSplat()};
-  if (auto res = dyn_cast<DenseResourceElementsAttr>(attr))
-    if (AsmResourceBlob *blob = res.getRawHandle().getBlob())
-      return {blob->getData(), false};
-  return {{}, false};
 }
 
 } // namespace mp

@@ -9,16 +9,14 @@
 #ifndef MP_LIB_PRECISION_FLOATDATA_H
 #define MP_LIB_PRECISION_FLOATDATA_H
 
+#include "mp/Support/ElementData.h"
+
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 
 #include <cstdint>
 #include <utility>
 
 namespace mp {
-
-/// The raw little-endian element bytes of `attr` and whether they hold a
-/// single splat element; empty when the data is not there (elided blob).
-std::pair<llvm::ArrayRef<char>, bool> rawElementData(mlir::ElementsAttr attr);
 
 /// Element `i` of raw data of float type `elt` (f16, bf16, f32, f64).
 double readFloatElement(const char *data, mlir::Type elt, int64_t i);

@@ -23,6 +23,7 @@
 
 #include "Epilogue.h"
 #include "GenericBody.h"
+#include "WeightLayout.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -143,6 +144,47 @@ public:
     kTiles = llvm::divideCeil(K, kMmaK);
   }
 
+  /// Lays out a constant weight read as the right-hand side in fragment
+  /// order (WeightLayout.h) for the kernel to load from; returns the global
+  /// it read, or null when it is not such a weight (then fragments are
+  /// gathered as they are).
+  memref::GlobalOp layOutWeight(ModuleOp module) {
+    auto arg = dyn_cast<BlockArgument>(c.rhs.value);
+    if (!arg || !c.rhs.ops.empty())
+      return {};
+    OpOperand *operand = c.op.getDpsInputOperand(arg.getArgNumber());
+    memref::GlobalOp source = constantHalfGlobal(operand->get());
+    AffineMap map = c.op.getMatchingIndexingMap(operand);
+    if (!source || !map.isProjectedPermutation() ||
+        llvm::any_of(map.getResults(), [&](AffineExpr e) {
+          unsigned d = cast<AffineDimExpr>(e).getPosition();
+          return !llvm::is_contained(c.n, d) && !llvm::is_contained(c.k, d);
+        }))
+      return {};
+    auto type = dyn_cast<MemRefType>(operand->get().getType());
+    if (!type || !type.getLayout().isIdentity())
+      return {};
+    ArrayRef<int64_t> shape = type.getShape();
+    auto offsetOf = [&](int64_t n, int64_t k) {
+      SmallVector<int64_t> point(c.sizes.size(), 0);
+      for (auto [dims, linear] :
+           {std::make_pair(ArrayRef(c.n), n), std::make_pair(ArrayRef(c.k), k)})
+        for (unsigned d : llvm::reverse(dims)) {
+          point[d] = linear % c.sizes[d];
+          linear /= c.sizes[d];
+        }
+      int64_t offset = 0;
+      for (auto [e, extent] : llvm::zip(map.getResults(), shape))
+        offset = offset * extent + point[cast<AffineDimExpr>(e).getPosition()];
+      return offset;
+    };
+    memref::GlobalOp tiles = buildFragmentOrderedWeight(
+        module, source, {nTiles * nSub, kTiles}, {N, K}, offsetOf);
+    rhsTiles = memref::GetGlobalOp::create(b, loc, tiles.getType(),
+                                           tiles.getSymName());
+    return source;
+  }
+
   void build() {
     int64_t tiles = c.size(c.batch) * mTiles * nTiles;
     int64_t warps = std::min(warpsPerBlock, tiles);
@@ -155,7 +197,7 @@ public:
 
     Value tid = launch.getThreadIds().x, bid = launch.getBlockIds().x;
     Value tile = add(mul(bid, idx(warps)), div(tid, kWarpSize));
-    Value lane = rem(tid, kWarpSize);
+    lane = rem(tid, kWarpSize);
     group = div(lane, 4);
     inGroup = rem(lane, 4);
     // Whole warps drop out together, so mma.sync stays warp-uniform.
@@ -186,9 +228,12 @@ public:
     Value aFrag = lhsFragment(k0);
     SmallVector<Value> next;
     for (int64_t j = 0; j < nSub; ++j) {
-      Value n = add(add(nBase, idx(j * kMmaN)), group);
+      Value frag =
+          rhsTiles ? rhsTile(add(mul(nTile, idx(nSub)), idx(j)),
+                             loop.getInductionVar())
+                   : rhsFragment(k0, add(add(nBase, idx(j * kMmaN)), group));
       next.push_back(nvgpu::MmaSyncOp::create(
-          b, loc, aFrag, rhsFragment(k0, n), loop.getRegionIterArgs()[j],
+          b, loc, aFrag, frag, loop.getRegionIterArgs()[j],
           ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK}));
     }
     scf::YieldOp::create(b, loc, next);
@@ -327,6 +372,18 @@ private:
     return pack(regs);
   }
 
+  /// B of 8-column tile `nt` at reduction tile `kt` from the fragment-
+  /// ordered weight: each register one 4-byte load per lane, the warp's
+  /// 128 contiguous bytes; no guards (zeros past the edges).
+  Value rhsTile(Value nt, Value kt) {
+    SmallVector<Value> regs;
+    for (int64_t half = 0; half < 2; ++half)
+      regs.push_back(vector::LoadOp::create(
+          b, loc, VectorType::get({2}, b.getF16Type()), rhsTiles,
+          ValueRange{nt, kt, idx(half), lane, idx(0)}, /*nontemporal=*/false,
+          /*alignment=*/llvm::MaybeAlign(4)));
+    return pack(regs);
+  }
   /// Runs `body(row, col, rowIndex, colIndex)` for the 4 accumulator
   /// elements of subtile `j`: (g, 2t..2t+1) and (g+8, 2t..2t+1).
   template <typename Fn> void forEachAccumulator(int64_t j, Fn body) {
@@ -371,7 +428,8 @@ private:
   Contraction c;
   int64_t warpsPerBlock;
   int64_t M, N, K, nSub, mTiles, nTiles, kTiles;
-  Value group, inGroup;
+  Value lane, group, inGroup;
+  Value rhsTiles; // the fragment-ordered weight, when laid out
   SmallVector<Value> base, rows;
   SmallVector<std::array<Value, 2>> cols;
 };
@@ -393,6 +451,7 @@ struct ContractionToMmaPass
       if (FailureOr<Contraction> c = matchContraction(op); succeeded(c))
         found.push_back(*c);
     });
+    llvm::SetVector<memref::GlobalOp> laidOut;
     for (Contraction &c : found) {
       c.fill = initializingFill(c.op);
       SmallVector<Operation *> fill;
@@ -408,12 +467,30 @@ struct ContractionToMmaPass
         hoistBetween(c.op, stages.back(), stages);
       }
       OpBuilder b(c.op);
-      MmaKernelBuilder(c, b, warpsPerBlock, subtiles).build();
+      MmaKernelBuilder kernel(c, b, warpsPerBlock, subtiles);
+      if (memref::GlobalOp source = kernel.layOutWeight(getOperation()))
+        laidOut.insert(source);
+      kernel.build();
       c.op.erase();
       if (c.fill)
         c.fill.erase();
       for (EpilogueStage &stage : c.epilogue)
         stage.op.erase();
+    }
+    // Weights only the contractions read are dropped: the fragment-ordered
+    // copies replace them, so the binary and the device hold each once.
+    for (memref::GlobalOp source : laidOut) {
+      SmallVector<memref::GetGlobalOp> gets;
+      getOperation().walk([&](memref::GetGlobalOp get) {
+        if (get.getName() == source.getSymName())
+          gets.push_back(get);
+      });
+      if (llvm::any_of(gets,
+                       [](memref::GetGlobalOp g) { return !g.use_empty(); }))
+        continue;
+      for (memref::GetGlobalOp get : gets)
+        get.erase();
+      source.erase();
     }
   }
 };

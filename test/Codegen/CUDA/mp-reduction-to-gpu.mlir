@@ -474,3 +474,161 @@ func.func @variance_over_its_input_stays_apart(%arena: memref<16384xi8>) {
   }
   return
 }
+
+// -----
+
+#x4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#r4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#x3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#b3 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+
+// RMSNorm of llama_ts's decode step at cache 128, trimmed from its
+// lowering: reshapes lowered to expand_shape let elementwise fusion give
+// the sum of squares a unit loop more than the scaling that reads the row
+// again. The loops pair up by extent, so it is still one kernel.
+// CHECK-LABEL: func.func @rms_norm_unit_loop_apart
+//  CHECK-SAME:   (%[[X:.+]]: memref<1x1x64xf32>, %[[Y:.+]]: memref<1x1x64xf16>)
+//       CHECK:   gpu.launch
+//       CHECK:     gpu.all_reduce add
+//       CHECK:     scf.for
+//       CHECK:       memref.load %[[X]]
+//       CHECK:       math.sqrt
+//       CHECK:       memref.store %{{.+}}, %[[Y]]
+//   CHECK-NOT:   gpu.launch
+//   CHECK-NOT:   linalg
+func.func @rms_norm_unit_loop_apart(%x: memref<1x1x64xf32>, %y: memref<1x1x64xf16>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %two = arith.constant 2.000000e+00 : f32
+  %n = arith.constant 6.400000e+01 : f32
+  %eps = arith.constant 9.99999997E-7 : f32
+  %one = arith.constant 1.000000e+00 : f32
+  %alloc_8 = memref.alloc() : memref<1x1xf32>
+  %expand_shape_72 = memref.expand_shape %alloc_8 [[0], [1, 2]] output_shape [1, 1, 1] : memref<1x1xf32> into memref<1x1x1xf32>
+  linalg.fill ins(%zero : f32) outs(%expand_shape_72 : memref<1x1x1xf32>)
+  %expand_shape_73 = memref.expand_shape %x [[0], [1, 2], [3]] output_shape [1, 1, 1, 64] : memref<1x1x64xf32> into memref<1x1x1x64xf32>
+  linalg.generic {indexing_maps = [#x4, #r4], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%expand_shape_73 : memref<1x1x1x64xf32>) outs(%expand_shape_72 : memref<1x1x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.powf %in, %two : f32
+    %1 = arith.addf %0, %out fastmath<reassoc> : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#x3, #b3, #x3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %expand_shape_72 : memref<1x1x64xf32>, memref<1x1x1xf32>) outs(%y : memref<1x1x64xf16>) {
+  ^bb0(%in: f32, %s: f32, %out: f16):
+    %0 = arith.divf %s, %n : f32
+    %1 = arith.addf %0, %eps : f32
+    %2 = math.sqrt %1 : f32
+    %3 = arith.divf %one, %2 : f32
+    %4 = arith.mulf %in, %3 : f32
+    %5 = arith.truncf %4 : f32 to f16
+    linalg.yield %5 : f16
+  }
+  memref.dealloc %alloc_8 : memref<1x1xf32>
+  return
+}
+
+// -----
+
+#s = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#m = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#s5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#m5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+
+// The softmax of llama_ts's decode step (grouped-query attention, 4 query
+// heads over 2 KV heads), trimmed from its lowering: the sum runs over
+// the exp reshaped to [1, 2, 2, 1, 129], its heads split in two. Rows pair
+// up by their row-major index (block b of the max is block b of the sum)
+// and both the exp and the sum's read are row-major in views of one
+// buffer, so each thread sums what it wrote: one kernel.
+// CHECK-LABEL: func.func @gqa_softmax_heads_split
+//  CHECK-SAME:   (%[[S:.+]]: memref<1x4x1x129xf16>, %[[SUM:.+]]: memref<1x4x1xf32>)
+//       CHECK:   %[[E:.+]] = memref.alloc() : memref<1x4x1x129xf32>
+//       CHECK:   %[[E5:.+]] = memref.expand_shape %[[E]]
+//       CHECK:   gpu.launch blocks(%[[B:.+]], %{{.+}}, %{{.+}}) in
+//       CHECK:     gpu.all_reduce maximumf
+//       CHECK:     scf.for
+//       CHECK:       math.exp
+//       CHECK:       memref.store %{{.+}}, %[[E]]
+//       CHECK:     scf.for
+//       CHECK:       memref.load %[[E5]]
+//       CHECK:     gpu.all_reduce add
+//       CHECK:     scf.if
+//       CHECK:       memref.store
+//   CHECK-NOT:   gpu.launch
+func.func @gqa_softmax_heads_split(%s: memref<1x4x1x129xf16>, %sum: memref<1x4x1xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.000000e+00 : f32
+  %alloc_20 = memref.alloc() : memref<1x4x1xf32>
+  %alloc_21 = memref.alloc() : memref<1x4x1x129xf32>
+  linalg.fill ins(%ninf : f32) outs(%alloc_20 : memref<1x4x1xf32>)
+  linalg.generic {indexing_maps = [#s, #m], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x4x1x129xf16>) outs(%alloc_20 : memref<1x4x1xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.maximumf %0, %out : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#s, #m, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %alloc_20 : memref<1x4x1x129xf16>, memref<1x4x1xf32>) outs(%alloc_21 : memref<1x4x1x129xf32>) {
+  ^bb0(%in: f16, %mx: f32, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.subf %0, %mx : f32
+    %2 = math.exp %1 : f32
+    linalg.yield %2 : f32
+  }
+  %expand_shape_113 = memref.expand_shape %sum [[0], [1, 2], [3]] output_shape [1, 2, 2, 1] : memref<1x4x1xf32> into memref<1x2x2x1xf32>
+  linalg.fill ins(%zero : f32) outs(%expand_shape_113 : memref<1x2x2x1xf32>)
+  %expand_shape_114 = memref.expand_shape %alloc_21 [[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 1, 129] : memref<1x4x1x129xf32> into memref<1x2x2x1x129xf32>
+  linalg.generic {indexing_maps = [#s5, #m5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%expand_shape_114 : memref<1x2x2x1x129xf32>) outs(%expand_shape_113 : memref<1x2x2x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  memref.dealloc %alloc_20 : memref<1x4x1xf32>
+  memref.dealloc %alloc_21 : memref<1x4x1x129xf32>
+  return
+}
+
+// -----
+
+#s = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#m = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#swap5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d3, d4)>
+#m5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+
+// As above, but the sum reads the two halves of the heads swapped: block b
+// of the sum would read rows other blocks write, so it keeps its kernel.
+// CHECK-LABEL: func.func @gqa_softmax_heads_swapped_stays_apart
+//       CHECK:   gpu.launch
+//       CHECK:     gpu.all_reduce maximumf
+//   CHECK-NOT:     gpu.all_reduce add
+//       CHECK:   gpu.launch
+//       CHECK:     gpu.all_reduce add
+func.func @gqa_softmax_heads_swapped_stays_apart(%s: memref<1x4x1x129xf16>, %sum: memref<1x4x1xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.000000e+00 : f32
+  %alloc_20 = memref.alloc() : memref<1x4x1xf32>
+  %alloc_21 = memref.alloc() : memref<1x4x1x129xf32>
+  linalg.fill ins(%ninf : f32) outs(%alloc_20 : memref<1x4x1xf32>)
+  linalg.generic {indexing_maps = [#s, #m], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : memref<1x4x1x129xf16>) outs(%alloc_20 : memref<1x4x1xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.maximumf %0, %out : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#s, #m, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %alloc_20 : memref<1x4x1x129xf16>, memref<1x4x1xf32>) outs(%alloc_21 : memref<1x4x1x129xf32>) {
+  ^bb0(%in: f16, %mx: f32, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.subf %0, %mx : f32
+    %2 = math.exp %1 : f32
+    linalg.yield %2 : f32
+  }
+  %expand_shape_113 = memref.expand_shape %sum [[0], [1, 2], [3]] output_shape [1, 2, 2, 1] : memref<1x4x1xf32> into memref<1x2x2x1xf32>
+  linalg.fill ins(%zero : f32) outs(%expand_shape_113 : memref<1x2x2x1xf32>)
+  %expand_shape_114 = memref.expand_shape %alloc_21 [[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 1, 129] : memref<1x4x1x129xf32> into memref<1x2x2x1x129xf32>
+  linalg.generic {indexing_maps = [#swap5, #m5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%expand_shape_114 : memref<1x2x2x1x129xf32>) outs(%expand_shape_113 : memref<1x2x2x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out fastmath<reassoc> : f32
+    linalg.yield %0 : f32
+  }
+  memref.dealloc %alloc_20 : memref<1x4x1xf32>
+  memref.dealloc %alloc_21 : memref<1x4x1x129xf32>
+  return
+}
