@@ -34,7 +34,12 @@ FailureOr<mp::BodySlice> mp::sliceBody(linalg::GenericOp op, Value value) {
     Operation *def = v.getDefiningOp();
     if (def->getBlock() != body || ops.contains(def))
       continue;
-    if (isa<linalg::IndexOp>(def) || !isPure(def) || def->getNumRegions())
+    if (auto index = dyn_cast<linalg::IndexOp>(def)) {
+      slice.dims.set(index.getDim()); // evaluated as the point's index
+      ops.insert(def);
+      continue;
+    }
+    if (!isPure(def) || def->getNumRegions())
       return failure();
     ops.insert(def);
     llvm::append_range(worklist, def->getOperands());
@@ -225,7 +230,11 @@ Value mp::evaluateSlice(OpBuilder &b, Location loc, linalg::GenericOp op,
   for (unsigned input : slice.inputs)
     map.map(body->getArgument(input),
             operandAt(b, loc, op, *op.getDpsInputOperand(input), point, known));
-  for (Operation *inBody : slice.ops)
-    b.clone(*inBody, map);
+  for (Operation *inBody : slice.ops) {
+    if (auto index = dyn_cast<linalg::IndexOp>(inBody))
+      map.map(index.getResult(), point[index.getDim()]);
+    else
+      b.clone(*inBody, map);
+  }
   return map.lookupOrDefault(slice.value);
 }

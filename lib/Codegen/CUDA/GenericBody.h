@@ -56,9 +56,9 @@ struct BodySlice {
   llvm::SmallBitVector dims;
 };
 
-/// Collects what `value` depends on in `op`'s body. Fails when it reads the
-/// accumulator (an init block argument) or needs an op that is not a pure
-/// computation of the inputs (linalg.index, effects, regions).
+/// Collects what `value` depends on in `op`'s body (linalg.index too: the
+/// point's index when evaluated). Fails when it reads the accumulator (an
+/// init block argument) or needs an op with effects or regions.
 mlir::FailureOr<BodySlice> sliceBody(mlir::linalg::GenericOp op,
                                      mlir::Value value);
 

@@ -72,8 +72,11 @@ struct MpToLinalgPass : public mp::impl::MpToLinalgBase<MpToLinalgPass> {
     RewritePatternSet patterns(&getContext());
     populateMpToLinalgPatterns(patterns, attention, gpuAttention, indexChecks,
                                convolution);
-    tensor::populateDecomposeTensorConcatPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+    // Concats last, when what feeds them is lowered and can be seen whole.
+    RewritePatternSet concats(&getContext());
+    populateConcatToLinalgPatterns(concats);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))) ||
+        failed(applyPatternsGreedily(getOperation(), std::move(concats)))) {
       // A pattern that changed the IR and then failed keeps the driver from
       // converging: a bug in the lowering, not in the model.
       getOperation()->emitError()

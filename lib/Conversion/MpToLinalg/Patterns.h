@@ -60,6 +60,10 @@ void populateResizeToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateTrainingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// RandomNormal and RandomUniform (and their Like forms):
 void populateRandomToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// tensor.concat, once its operands are lowered: a rotation of one
+/// tensor's own slices (rotary embeddings' rotate-half) as one generic,
+/// any other as inserts into one tensor.
+void populateConcatToLinalgPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace mp
 
