@@ -3,6 +3,7 @@
 cache 128 and 1024, on the PTX emulator with its traffic model (issue 25).
 
     .venv/bin/python bench/gpu_model.py [--models NAME ...] [--configs 1x128 ...]
+                                        [--fuse-attention] [--baseline FILE]
                                         [--out bench/gpu-model.md] [--json FILE]
 
 The measurement and the report are mp.tools.gpu_model_bench (its docstring says what is

@@ -49,3 +49,22 @@ def test_gpu_model_bench_on_one_decoder(tmp_path):
     page = out.read_text()
     assert "| gpt2_ts | 2 | 300 |" in page and "a model from the emulator's counts" in page
     assert "position 255 at cache 300" in page
+
+
+def test_gpu_model_bench_with_fused_attention(tmp_path):
+    """--fuse-attention builds as docs/decode.md does; the page and its data
+    say so, and the library still matches onnxruntime."""
+    require_built(BUILD / "bin" / "mp-compile")
+    require_present(REPO.parent / "shared" / "corpus" / "decoders" / "llama_ts")
+    out, data = tmp_path / "gpu-model-fused.md", tmp_path / "gpu-model-fused.json"
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "gpu_model.py"), "--models",
+                           "llama_ts", "--configs", "1x40", "--fuse-attention", "--out", str(out),
+                           "--json", str(data)],
+                          env=ENV, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = json.loads(data.read_text())
+    assert run["flags"] == "--fuse-attention"
+    (r,) = run["results"]
+    assert r["matched"] == r["outputs"] == 5
+    page = out.read_text()
+    assert "attention fused" in page and "Built with `mp-compile --fuse-attention`" in page

@@ -20,11 +20,14 @@ Everything but the last column is a model from the emulator's counts, not
 a GPU measurement.
 
     python -m mp.tools.gpu_model_bench [--models NAME ...] [--configs 1x128 ...]
-        [--baseline bench/gpu-model-baseline.json] [--out bench/gpu-model.md] [--json FILE]
+        [--fuse-attention] [--baseline bench/gpu-model-baseline.json]
+        [--out bench/gpu-model.md] [--json FILE]
 
-With ``--baseline`` (the ``--json`` of an earlier run), each row shows the
-earlier launches per layer, bytes over minimal, coalescing and modeled time
-beside the current ones.
+With ``--fuse-attention`` the libraries are built as docs/decode.md builds a
+decoder step (``mp-compile --fuse-attention``: decomposed attention becomes
+``mp.attention`` first). With ``--baseline`` (the ``--json`` of an earlier
+run), each row shows the earlier launches per layer, bytes over minimal,
+coalescing and modeled time beside the current ones.
 """
 
 from __future__ import annotations
@@ -108,14 +111,16 @@ def write_test_set(model_path: Path, folder: Path, batch: int, cache: int) -> tu
     return sum(1 for name in feeds if name.endswith(".key")), position
 
 
-def measure(model: Path, batch: int, cache: int, work: Path) -> dict:
-    """One decoder at one shape: build, emulate with --profile, summarize."""
+def measure(model: Path, batch: int, cache: int, work: Path,
+            flags: tuple[str, ...] = ()) -> dict:
+    """One decoder at one shape: build (with mp-compile `flags` added),
+    emulate with --profile, summarize."""
     data = work / "data"
     layers, position = write_test_set(model / "model.onnx", data, batch, cache)
     lib = work / "cuda.so"
     proc = subprocess.run([str(build_tool("mp-compile")), str(model / "model.onnx"), "-o", str(lib),
                            "--target", "cuda", "--gpu", "compute_80", "--precision", "mixed",
-                           "--shapes-from", str(data), "--no-cache"],
+                           "--shapes-from", str(data), "--no-cache", *flags],
                           capture_output=True, text=True)
     result = {"model": model.name, "batch": batch, "cache": cache, "layers": layers,
               "position": position}
@@ -171,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", nargs="*", help="corpus decoder names (default: all)")
     ap.add_argument("--configs", nargs="*", help="BATCHxCACHE (default: 1x128 8x128 1x1024 8x1024)")
+    ap.add_argument("--fuse-attention", action="store_true",
+                    help="build with mp-compile --fuse-attention")
     ap.add_argument("--out", type=Path, default=REPO / "bench" / "gpu-model.md")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--baseline", type=Path, help="an earlier run's --json, shown beside")
@@ -189,16 +196,22 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     command = "bench/gpu_model.py" + (f" --models {' '.join(args.models)}" if args.models else "") + \
         (f" --configs {' '.join(args.configs)}" if args.configs else "") + \
-        (f" --baseline {args.baseline}" if args.baseline else "")
+        (" --fuse-attention" if args.fuse_attention else "") + \
+        (f" --baseline {args.baseline}" if args.baseline else "") + \
+        (f" --out {args.out.relative_to(REPO) if args.out.is_relative_to(REPO) else args.out}"
+         if args.out != REPO / "bench" / "gpu-model.md" else "")
+    flags = ("--fuse-attention",) if args.fuse_attention else ()
     lines = begin(
-        "A decode step on the PTX emulator: launches, traffic and a modeled H200 time",
+        "A decode step on the PTX emulator: launches, traffic and a modeled H200 time"
+        + (", attention fused" if args.fuse_attention else ""),
         __doc__.split("\n\n", 1)[1].split("\n\n    python")[0],
         command=f".venv/bin/python {command}")
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for model in models:
             for batch, cache in configs:
-                r = measure(model, batch, cache, Path(tmp) / f"{model.name}-{batch}-{cache}")
+                r = measure(model, batch, cache, Path(tmp) / f"{model.name}-{batch}-{cache}",
+                            flags)
                 results.append(r)
                 print(" | ".join(map(str, _row(r, before))), file=sys.stderr, flush=True)
     ok = [r for r in results if "error" not in r]
@@ -211,9 +224,12 @@ def main(argv: list[str] | None = None) -> int:
     columns = []
     for name, _ in _MEASURES:
         columns += [name] + ([f"{name} before"] if before is not None else [])
+    if flags:
+        lines += ["", f"Built with `mp-compile {' '.join(flags)}` (docs/decode.md)."]
     if before is not None:
         lines += ["", f"\"before\": {base.get('commit', 'an earlier run')} "
-                  f"({args.baseline.name}), same shapes, seeds and model."]
+                  f"({args.baseline.name}{', ' + base['flags'] if base.get('flags') else ''}), "
+                  "same shapes, seeds and model."]
     lines += ["", *table(["model", "batch", "cache", "launches", *columns, "roofline us",
                           "outputs vs ORT", "emu s"],
                          [_row(r, before) for r in results], align="lrrr" + "r" * (len(columns) + 3))]
@@ -230,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
                        "error" not in before[_key(r)]]
             if earlier:
                 lines += ["", f"Before, over the same {len(earlier)} steps: {summary(earlier)}."]
-    publish(args.out, lines, args.json, {"commit": commit(), "results": results},
+    publish(args.out, lines, args.json,
+            {"commit": commit(), "flags": " ".join(flags), "results": results},
             time.perf_counter() - started)
     failed = [r for r in results if "error" in r or r["matched"] != r["outputs"]]
     return 1 if failed else 0
