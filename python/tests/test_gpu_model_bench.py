@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import BUILD, REPO, require_built, require_present
-from mp.tools.gpu_model_bench import decode_step_feeds
+from mp.tools.gpu_model_bench import decode_step_feeds, layer_kernels
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO / "python")}
 
@@ -66,5 +66,19 @@ def test_gpu_model_bench_with_fused_attention(tmp_path):
     assert run["flags"] == "--fuse-attention"
     (r,) = run["results"]
     assert r["matched"] == r["outputs"] == 5
+    assert 0 < r["layer_kernels"] <= r["launches"] // 2
     page = out.read_text()
     assert "attention fused" in page and "Built with `mp-compile --fuse-attention`" in page
+
+
+def _launch(grid, flops):
+    return {"grid": [grid, 1, 1], "block": [64, 1, 1], "tensor_flops": flops, "core_flops": 0}
+
+
+def test_layer_kernels_is_the_run_repeated_once_per_layer():
+    head, layer, tail = [_launch(1, 0)], [_launch(2, 10), _launch(3, 0), _launch(1, 5)], \
+        [_launch(4, 0), _launch(1, 0)]
+    assert layer_kernels(head + layer * 3 + tail, 3) == 3
+    assert layer_kernels(head + layer * 2 + tail, 2) == 3
+    # Layers that launch different kernels: no run repeats.
+    assert layer_kernels([_launch(1, 0), _launch(2, 0), _launch(3, 0)], 2) is None

@@ -9,7 +9,8 @@ those shapes (``mp-compile --target cuda --gpu compute_80``), and runs it on
 the emulator with ``--profile`` (mp.emu.profile). A row gives:
 
 - launches per step and per layer (the embedding, final norm and head are
-  in the step, so "per layer" is launches / layers, an upper bound);
+  in the step, so "per layer" is launches / layers, an upper bound), and
+  the kernels of one layer: the run of launches that repeats once per layer;
 - modeled DRAM bytes over minimal bytes (weights + inputs + outputs once);
 - coalesced: the bytes the lanes asked for over the 32-byte sectors moved;
 - modeled H200 time of the step (launch cost included) and its roofline;
@@ -111,6 +112,22 @@ def write_test_set(model_path: Path, folder: Path, batch: int, cache: int) -> tu
     return sum(1 for name in feeds if name.endswith(".key")), position
 
 
+def layer_kernels(launches: list[dict], layers: int) -> int | None:
+    """Kernels one layer launches: the longest run of launches that repeats
+    `layers` times back to back with the same grid, block and FLOPs (layers
+    of one shape launch the same kernels; bytes may differ where the first
+    layer reads the embedding). None when no run repeats."""
+    sig = [(tuple(l["grid"]), tuple(l["block"]), l["tensor_flops"], l["core_flops"])
+           for l in launches]
+    for period in range(len(sig) // layers, 0, -1):
+        for start in range(len(sig) - layers * period + 1):
+            first = sig[start:start + period]
+            if all(sig[start + i * period:start + (i + 1) * period] == first
+                   for i in range(1, layers)):
+                return period
+    return None
+
+
 def measure(model: Path, batch: int, cache: int, work: Path,
             flags: tuple[str, ...] = ()) -> dict:
     """One decoder at one shape: build (with mp-compile `flags` added),
@@ -135,8 +152,10 @@ def measure(model: Path, batch: int, cache: int, work: Path,
     verdicts = [line for line in proc.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
     if proc.returncode == 2 or not verdicts:
         return {**result, "error": (proc.stderr.strip() or proc.stdout.strip())[-200:]}
-    summary = json.loads((work / "profile.json").read_text())["summary"]
-    return {**result, **summary, "outputs": len(verdicts),
+    profile = json.loads((work / "profile.json").read_text())
+    summary = profile["summary"]
+    return {**result, **summary, "layer_kernels": layer_kernels(profile["launches"], layers),
+            "outputs": len(verdicts),
             "matched": sum(v.startswith("PASS") for v in verdicts), "seconds": seconds}
 
 
@@ -152,14 +171,16 @@ def _row(r: dict, before: dict | None = None) -> list:
     name = [r["model"], r["batch"], r["cache"]]
     width = len(_MEASURES) * (2 if before is not None else 1)
     if "error" in r:
-        return [*name, "", *[""] * width, "", f"ERROR {r['error']}", ""]
+        return [*name, "", "", *[""] * width, "", f"ERROR {r['error']}", ""]
     cells = []
     for _, fmt in _MEASURES:
         cells.append(fmt(r))
         if before is not None:
             cells.append(fmt(before[_key(r)]) if _key(r) in before and "error" not in
                          before[_key(r)] else "")
-    return [*name, r["launches"], *cells, f"{1e6 * r['roofline_seconds']:.2f}",
+    kernels = r.get("layer_kernels")
+    return [*name, r["launches"], "" if kernels is None else kernels, *cells,
+            f"{1e6 * r['roofline_seconds']:.2f}",
             f"{r['matched']}/{r['outputs']}", f"{r['seconds']:.0f}"]
 
 
@@ -230,11 +251,14 @@ def main(argv: list[str] | None = None) -> int:
         lines += ["", f"\"before\": {base.get('commit', 'an earlier run')} "
                   f"({args.baseline.name}{', ' + base['flags'] if base.get('flags') else ''}), "
                   "same shapes, seeds and model."]
-    lines += ["", *table(["model", "batch", "cache", "launches", *columns, "roofline us",
-                          "outputs vs ORT", "emu s"],
-                         [_row(r, before) for r in results], align="lrrr" + "r" * (len(columns) + 3))]
+    lines += ["", *table(["model", "batch", "cache", "launches", "layer kernels", *columns,
+                          "roofline us", "outputs vs ORT", "emu s"],
+                         [_row(r, before) for r in results],
+                         align="lrrrr" + "r" * (len(columns) + 3))]
     def summary(rs: list[dict]) -> str:
+        kernels = [r["layer_kernels"] for r in rs if r.get("layer_kernels") is not None]
         return (f"launches per layer {_span(rs, lambda r: r['launches'] / r['layers'])}; "
+                + (f"kernels of one layer {min(kernels)}–{max(kernels)}; " if kernels else "") +
                 f"bytes / minimal {_span(rs, lambda r: r['bytes_over_minimal'])}; coalesced "
                 f"{_span(rs, lambda r: 100 * r['coalesced'])}%; launch cost "
                 f"{_span(rs, lambda r: 100 * r['launches'] * r['launch_seconds'] / r['modeled_seconds'])}"
