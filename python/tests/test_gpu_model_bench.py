@@ -80,5 +80,9 @@ def test_layer_kernels_is_the_run_repeated_once_per_layer():
         [_launch(4, 0), _launch(1, 0)]
     assert layer_kernels(head + layer * 3 + tail, 3) == 3
     assert layer_kernels(head + layer * 2 + tail, 2) == 3
+    # One launch of four paired differently in one layer still repeats.
+    other = [_launch(2, 10), _launch(5, 0), _launch(1, 5), _launch(3, 0)]
+    assert layer_kernels(head + layer + [_launch(3, 0)] + other + tail, 2) == 4
     # Layers that launch different kernels: no run repeats.
-    assert layer_kernels([_launch(1, 0), _launch(2, 0), _launch(3, 0)], 2) is None
+    assert layer_kernels([_launch(1, 0), _launch(2, 0), _launch(3, 0), _launch(4, 0)], 2) \
+        is None
