@@ -59,3 +59,56 @@ func.func @broadcast_copy_fill(%v: tensor<2x2x8x16xf16>, %a: memref<4x8xf32>, %b
   linalg.transpose ins(%a : memref<4x8xf32>) outs(%b : memref<8x4xf32>) permutation = [1, 0]
   return %r, %c, %f : tensor<2x2x2x8x16xf16>, tensor<2x2x8x16xf16>, tensor<4xf32>
 }
+
+// -----
+
+// Grouped-query attention's repeat of llama_ts's key cache (2 KV heads for
+// 4 query heads, cache 129), trimmed from its lowering: the broadcast of
+// each KV head, the reshape folding the copies into the head dim, then the
+// scaled f16 transpose Q.K^T reads. The broadcast computes the [1, 4, ...]
+// tensor directly, reading KV head h floordiv 2; with no reshape left in
+// between, elementwise fusion makes the whole chain one op over the f32
+// cache.
+// CHECK-DAG: #[[REP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 floordiv 2, d2, d3)>
+// CHECK-LABEL: func.func @repeat_kv_heads
+//  CHECK-SAME:   (%[[K:.+]]: tensor<1x2x129x16xf32>)
+//   CHECK-NOT:   tensor.collapse_shape
+//       CHECK:   %[[R:.+]] = linalg.generic {indexing_maps = [#[[REP]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[K]] : tensor<1x2x129x16xf32>) outs(%{{.+}} : tensor<1x4x129x16xf32>)
+//   CHECK-NOT:   tensor.collapse_shape
+// FUSED-LABEL: func.func @repeat_kv_heads
+//       FUSED:   linalg.generic
+//  FUSED-SAME:     ins(%{{.+}} : tensor<1x2x129x16xf32>) outs(%{{.+}} : tensor<1x4x16x129xf16>)
+//   FUSED-NOT:   linalg.generic
+func.func @repeat_kv_heads(%k: tensor<1x2x129x16xf32>) -> tensor<1x4x16x129xf16> {
+  %scale = arith.constant 5.000000e-01 : f32
+  %e0 = tensor.empty() : tensor<1x2x2x129x16xf32>
+  %b = linalg.broadcast ins(%k : tensor<1x2x129x16xf32>) outs(%e0 : tensor<1x2x2x129x16xf32>) dimensions = [2]
+  %c = tensor.collapse_shape %b [[0], [1, 2], [3], [4]] : tensor<1x2x2x129x16xf32> into tensor<1x4x129x16xf32>
+  %e1 = tensor.empty() : tensor<1x4x16x129xf16>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>,
+                                        affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c : tensor<1x4x129x16xf32>) outs(%e1 : tensor<1x4x16x129xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %0 = arith.mulf %in, %scale : f32
+    %1 = arith.truncf %0 : f32 to f16
+    linalg.yield %1 : f16
+  } -> tensor<1x4x16x129xf16>
+  return %t : tensor<1x4x16x129xf16>
+}
+
+// -----
+
+// A reshape that merges two dims the broadcast reads is a real reshape:
+// it stays.
+// CHECK-LABEL: func.func @merge_of_read_dims_stays
+//       CHECK:   linalg.generic
+//       CHECK:   tensor.collapse_shape
+// FUSED-LABEL: func.func @merge_of_read_dims_stays
+//       FUSED:   tensor.collapse_shape
+func.func @merge_of_read_dims_stays(%x: tensor<2x3x4xf32>) -> tensor<6x4x5xf32> {
+  %e0 = tensor.empty() : tensor<2x3x4x5xf32>
+  %b = linalg.broadcast ins(%x : tensor<2x3x4xf32>) outs(%e0 : tensor<2x3x4x5xf32>) dimensions = [3]
+  %c = tensor.collapse_shape %b [[0, 1], [2], [3]] : tensor<2x3x4x5xf32> into tensor<6x4x5xf32>
+  return %c : tensor<6x4x5xf32>
+}

@@ -18,8 +18,15 @@ def GeneralizeLayoutOps : Pass<"mp-generalize-layout-ops", "mlir::ModuleOp"> {
     and no buffer of its own. Fills stay named ops: the kernels of their
     consumers start from the fill's value (mp-contraction-to-mma,
     mp-reduction-to-gpu, mp-map-to-gpu).
+
+    A `tensor.collapse_shape` of such a generic that merges dims no input
+    reads into the outermost dim of their group (grouped-query attention's
+    KV heads repeated, then folded into the head dim) becomes one generic
+    writing the collapsed tensor, reading that dim at the collapsed index
+    divided by the merged extent: fusion does not cross reshapes.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def FuseCasts : Pass<"mp-fuse-casts", "mlir::ModuleOp"> {
