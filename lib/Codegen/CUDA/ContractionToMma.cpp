@@ -223,8 +223,8 @@ public:
 
     auto loop = scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1), accs);
     b.setInsertionPointToStart(loop.getBody());
-    Value k0 = add(mul(loop.getInductionVar(), idx(kMmaK)),
-                   mul(inGroup, idx(2)));
+    Value k0 =
+        add(mul(loop.getInductionVar(), idx(kMmaK)), mul(inGroup, idx(2)));
     Value aFrag = lhsFragment(k0);
     SmallVector<Value> next;
     for (int64_t j = 0; j < nSub; ++j) {
@@ -296,59 +296,79 @@ private:
   /// vector<rows x 2 x type> from rows of vector<2 x type>.
   Value pack(ArrayRef<Value> regs) {
     auto rowType = cast<VectorType>(regs.front().getType());
-    auto type = VectorType::get({(int64_t)regs.size(), 2},
-                                rowType.getElementType());
+    auto type =
+        VectorType::get({(int64_t)regs.size(), 2}, rowType.getElementType());
     Value frag = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
     for (auto [i, row] : llvm::enumerate(regs))
       frag = vector::InsertOp::create(b, loc, row, frag, (int64_t)i);
     return frag;
   }
 
-  /// Whether `f` is an input read as is whose two values at reduction
-  /// indices k, k+1 (k even) are adjacent and 4-byte aligned: an
-  /// identity-layout buffer of even rows whose innermost index is the
-  /// innermost reduction dim, of even size.
-  bool loadsPairs(const BodySlice &f) {
-    auto arg = dyn_cast<BlockArgument>(f.value);
-    if (!arg || !f.ops.empty())
-      return false;
-    OpOperand *operand = c.op.getDpsInputOperand(arg.getArgNumber());
+  /// The input `f` reads, when it reads only one whose two values at
+  /// reduction indices k, k+1 (k even) are adjacent and aligned as a pair:
+  /// an identity-layout buffer of 16- or 32-bit elements, even rows, whose
+  /// innermost index is the innermost reduction dim, of even size. Null
+  /// otherwise.
+  OpOperand *pairedInput(const BodySlice &f) {
+    if (f.inputs.size() != 1)
+      return nullptr;
+    OpOperand *operand = c.op.getDpsInputOperand(f.inputs.front());
     auto type = dyn_cast<MemRefType>(operand->get().getType());
     AffineMap map = c.op.getMatchingIndexingMap(operand);
     auto inner = dyn_cast_or_null<AffineDimExpr>(
         map.getNumResults() ? map.getResults().back() : AffineExpr());
-    return type && type.getLayout().isIdentity() && type.hasStaticShape() &&
-           inner && inner.getPosition() == c.k.back() &&
-           c.sizes[c.k.back()] % 2 == 0 && type.getShape().back() % 2 == 0;
+    bool paired =
+        type && type.getLayout().isIdentity() && type.hasStaticShape() &&
+        type.getElementType().isIntOrFloat() &&
+        llvm::is_contained({16u, 32u}, type.getElementTypeBitWidth()) &&
+        inner && inner.getPosition() == c.k.back() &&
+        c.sizes[c.k.back()] % 2 == 0 && type.getShape().back() % 2 == 0;
+    return paired ? operand : nullptr;
   }
 
   /// The values of `f` at reduction indices k, k+1 (k even) in row `m` or
   /// column `n`, as vector<2xf16>; zeros where `outerOk` (the row/column
   /// guard) or the reduction bound fails. K is even whenever pairs are
-  /// loaded, so both indices are in range or neither is.
-  Value factorPair(const BodySlice &f, Value m, Value n, Value k, Value outerOk) {
-    if (loadsPairs(f)) {
+  /// loaded, so both indices are in range or neither is. An input read at
+  /// both indices is loaded as one pair (8 bytes for f32: a warp's loads
+  /// of 8 columns cover whole sectors), and the prologue runs on each.
+  Value factorPair(const BodySlice &f, Value m, Value n, Value k,
+                   Value outerOk) {
+    if (OpOperand *operand = pairedInput(f)) {
       Value ok = both(outerOk, guard(k, K, kMmaK));
-      OpOperand *operand =
-          c.op.getDpsInputOperand(cast<BlockArgument>(f.value).getArgNumber());
-      SmallVector<Value> point =
-          pointAt(clamp(m, ok), clamp(n, ok), clamp(k, ok));
-      auto type = VectorType::get({2}, b.getF16Type());
-      Value v = vector::LoadOp::create(b, loc, type, operand->get(),
-                                       indices(*operand, point),
-                                       /*nontemporal=*/false,
-                                       /*alignment=*/llvm::MaybeAlign(4));
+      Type element =
+          cast<MemRefType>(operand->get().getType()).getElementType();
+      auto pairType = VectorType::get({2}, element);
+      Value loaded = vector::LoadOp::create(
+          b, loc, pairType, operand->get(),
+          indices(*operand, pointAt(clamp(m, ok), clamp(n, ok), clamp(k, ok))),
+          /*nontemporal=*/false,
+          /*alignment=*/llvm::MaybeAlign(element.getIntOrFloatBitWidth() / 4));
+      Value v = loaded; // f16 read as is
+      if (!f.ops.empty()) {
+        std::array<Value, 2> values;
+        for (int64_t e = 0; e < 2; ++e) {
+          Value x =
+              vector::ExtractOp::create(b, loc, loaded, ArrayRef<int64_t>{e});
+          values[e] = evaluateSlice(
+              b, loc, c.op, f,
+              pointAt(clamp(m, ok), clamp(n, ok), clamp(add(k, idx(e)), ok)),
+              {{operand->getOperandNumber(), x}});
+        }
+        v = pair(values[0], values[1]);
+      }
       if (!ok)
         return v;
-      Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+      auto halves = VectorType::get({2}, b.getF16Type());
+      Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(halves));
       return arith::SelectOp::create(b, loc, ok, v, zero);
     }
     std::array<Value, 2> values;
     for (int64_t e = 0; e < 2; ++e) {
       Value ke = add(k, idx(e));
       Value ok = both(outerOk, guard(ke, K, kMmaK));
-      values[e] = evaluate(f, pointAt(clamp(m, ok), clamp(n, ok), clamp(ke, ok)),
-                           ok);
+      values[e] =
+          evaluate(f, pointAt(clamp(m, ok), clamp(n, ok), clamp(ke, ok)), ok);
     }
     return pair(values[0], values[1]);
   }
@@ -405,8 +425,8 @@ private:
           b, loc, init->get(),
           indices(*init, pointAt(clamp(row, ok), clamp(col, ok), {})));
     });
-    return pack({pair(values[0][0], values[0][1]),
-                 pair(values[1][0], values[1][1])});
+    return pack(
+        {pair(values[0][0], values[0][1]), pair(values[1][0], values[1][1])});
   }
 
   void storeAccumulator(int64_t j, Value acc) {
@@ -415,8 +435,7 @@ private:
       Value v = vector::ExtractOp::create(
           b, loc, acc, ArrayRef<int64_t>{(int64_t)r, (int64_t)e});
       OpBuilder::InsertionGuard insertion(b);
-      if (Value ok =
-              both(guard(row, M, kMmaM), guard(col, N, kMmaN * nSub))) {
+      if (Value ok = both(guard(row, M, kMmaM), guard(col, N, kMmaN * nSub))) {
         auto inside = scf::IfOp::create(b, loc, ok, false);
         b.setInsertionPointToStart(inside.thenBlock());
       }

@@ -417,3 +417,43 @@ func.func @weight_read_elsewhere(%x: memref<1x1x32xf16>, %y: memref<1x1x12xf32>,
   memref.copy %w, %z : memref<32x12xf16> to memref<32x12xf16>
   return
 }
+
+// -----
+
+#q = affine_map<(b, h, m, n, k) -> (b, h, m, k)>
+#kc = affine_map<(b, h, m, n, k) -> (b, h floordiv 2, n, k)>
+#s = affine_map<(b, h, m, n, k) -> (b, h, m, n)>
+
+// Q.K^T of llama_ts's decode step (grouped-query heads, cache 129),
+// trimmed from its lowering: K is read straight from the f32 present cache
+// of its KV head, scaled and rounded to f16 as it is loaded. The two
+// values of a register are adjacent in the cache, so they are one 8-byte
+// load, and the scale and cast run on each.
+// CHECK-LABEL: func.func @scores_from_f32_cache
+//  CHECK-SAME:   (%[[Q:.+]]: memref<1x4x1x16xf16>, %[[K:.+]]: memref<1x2x129x16xf32>, %{{.+}}: memref<1x4x1x129xf32>)
+//       CHECK:   gpu.launch
+//       CHECK:     %[[PAIR:.+]] = vector.load %[[K]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] {alignment = 8 : i64} : memref<1x2x129x16xf32>, vector<2xf32>
+//       CHECK:     %[[K0:.+]] = vector.extract %[[PAIR]][0] : f32 from vector<2xf32>
+//       CHECK:     %[[S0:.+]] = arith.mulf %[[K0]], %{{.+}} : f32
+//       CHECK:     arith.truncf %[[S0]] : f32 to f16
+//       CHECK:     %[[K1:.+]] = vector.extract %[[PAIR]][1] : f32 from vector<2xf32>
+//       CHECK:     %[[S1:.+]] = arith.mulf %[[K1]], %{{.+}} : f32
+//       CHECK:     arith.truncf %[[S1]] : f32 to f16
+//       CHECK:     nvgpu.mma.sync
+func.func @scores_from_f32_cache(%q: memref<1x4x1x16xf16>, %k: memref<1x2x129x16xf32>, %s: memref<1x4x1x129xf32>) {
+  %scale = arith.constant 5.000000e-01 : f32
+  %zero = arith.constant 0.000000e+00 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x4x1x129xf32>)
+  linalg.generic {indexing_maps = [#q, #kc, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<1x4x1x16xf16>, memref<1x2x129x16xf32>) outs(%s : memref<1x4x1x129xf32>) {
+  ^bb0(%x: f16, %y: f32, %acc: f32):
+    %0 = arith.mulf %y, %scale : f32
+    %1 = arith.truncf %0 : f32 to f16
+    %2 = arith.extf %x : f16 to f32
+    %3 = arith.extf %1 : f16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.addf %acc, %4 : f32
+    linalg.yield %5 : f32
+  }
+  return
+}
