@@ -252,8 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     if flags:
         lines += ["", f"Built with `mp-compile {' '.join(flags)}` (docs/decode.md)."]
     if before is not None:
+        built = (f"built with {base['flags']}" if base.get("flags") else
+                 "built without flags" if "flags" in base else "")
         lines += ["", f"\"before\": {base.get('commit', 'an earlier run')} "
-                  f"({args.baseline.name}{', ' + base['flags'] if base.get('flags') else ''}), "
+                  f"({args.baseline.name}{', ' + built if built else ''}), "
                   "same shapes, seeds and model."]
     lines += ["", *table(["model", "batch", "cache", "launches", "layer kernels", *columns,
                           "roofline us", "outputs vs ORT", "emu s"],
