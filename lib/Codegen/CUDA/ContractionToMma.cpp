@@ -164,22 +164,26 @@ public:
     auto type = dyn_cast<MemRefType>(operand->get().getType());
     if (!type || !type.getLayout().isIdentity())
       return {};
-    ArrayRef<int64_t> shape = type.getShape();
-    auto offsetOf = [&](int64_t n, int64_t k) {
-      SmallVector<int64_t> point(c.sizes.size(), 0);
-      for (auto [dims, linear] :
-           {std::make_pair(ArrayRef(c.n), n), std::make_pair(ArrayRef(c.k), k)})
+    // The map reads only column and reduction dims, so an element's offset
+    // is a column's part plus a reduction index's part.
+    SmallVector<int64_t> strides = type.getStridesAndOffset().first;
+    auto offsets = [&](ArrayRef<unsigned> dims, int64_t extent) {
+      SmallVector<int64_t> result(extent, 0);
+      for (int64_t linear = 0; linear < extent; ++linear) {
+        int64_t rest = linear;
         for (unsigned d : llvm::reverse(dims)) {
-          point[d] = linear % c.sizes[d];
-          linear /= c.sizes[d];
+          int64_t index = rest % c.sizes[d];
+          rest /= c.sizes[d];
+          for (auto [e, stride] : llvm::zip(map.getResults(), strides))
+            if (cast<AffineDimExpr>(e).getPosition() == d)
+              result[linear] += index * stride;
         }
-      int64_t offset = 0;
-      for (auto [e, extent] : llvm::zip(map.getResults(), shape))
-        offset = offset * extent + point[cast<AffineDimExpr>(e).getPosition()];
-      return offset;
+      }
+      return result;
     };
-    memref::GlobalOp tiles = buildFragmentOrderedWeight(
-        module, source, {nTiles * nSub, kTiles}, {N, K}, offsetOf);
+    memref::GlobalOp tiles =
+        buildFragmentOrderedWeight(module, source, {nTiles * nSub, kTiles},
+                                   offsets(c.n, N), offsets(c.k, K));
     rhsTiles = memref::GetGlobalOp::create(b, loc, tiles.getType(),
                                            tiles.getSymName());
     return source;

@@ -36,8 +36,7 @@ memref::GlobalOp mp::constantHalfGlobal(Value operand) {
 
 memref::GlobalOp mp::buildFragmentOrderedWeight(
     ModuleOp module, memref::GlobalOp source, TileCounts tiles,
-    TileCounts extents,
-    llvm::function_ref<int64_t(int64_t, int64_t)> offsetOf) {
+    ArrayRef<int64_t> columnOffsets, ArrayRef<int64_t> reductionOffsets) {
   std::pair<ArrayRef<char>, bool> sourceData =
       rawElementData(cast<ElementsAttr>(*source.getInitialValue()));
   ArrayRef<char> raw = sourceData.first;
@@ -47,6 +46,7 @@ memref::GlobalOp mp::buildFragmentOrderedWeight(
     std::memcpy(&h, raw.data() + (splat ? 0 : 2 * offset), 2);
     return h;
   };
+  int64_t columns = columnOffsets.size(), depth = reductionOffsets.size();
   std::vector<uint16_t> data(tiles.n * tiles.k * 2 * 32 * 2, 0);
   size_t next = 0;
   for (int64_t nt = 0; nt < tiles.n; ++nt)
@@ -56,8 +56,8 @@ memref::GlobalOp mp::buildFragmentOrderedWeight(
           for (int64_t e = 0; e < 2; ++e, ++next) {
             int64_t n = 8 * nt + lane / 4;
             int64_t k = 16 * kt + 8 * reg + 2 * (lane % 4) + e;
-            if (n < extents.n && k < extents.k)
-              data[next] = half(offsetOf(n, k));
+            if (n < columns && k < depth)
+              data[next] = half(columnOffsets[n] + reductionOffsets[k]);
           }
 
   OpBuilder b(module.getContext()); // detached: the table places it

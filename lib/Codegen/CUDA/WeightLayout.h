@@ -24,18 +24,20 @@ namespace mp {
 mlir::memref::GlobalOp constantHalfGlobal(mlir::Value operand);
 
 /// A new private constant global of `tiles.n` x `tiles.k` x 2 x 32 x 2
-/// f16 holding the B operand whose element at column `n` < `extents.n` and
-/// reduction index `k` < `extents.k` is `source`'s element at flat offset
-/// `offsetOf(n, k)`: tile (nt, kt) covers columns 8nt..8nt+7 and reduction
-/// indices 16kt..16kt+15; in register r, lane l = 4g + t holds column
-/// 8nt + g at k = 16kt + 8r + 2t + {0, 1}. Elements past the extents are
-/// zeros.
+/// f16 holding the B operand whose element at column `n` and reduction
+/// index `k` is `source`'s element at flat offset `columnOffsets[n] +
+/// reductionOffsets[k]`: tile (nt, kt) covers columns 8nt..8nt+7 and
+/// reduction indices 16kt..16kt+15; in register r, lane l = 4g + t holds
+/// column 8nt + g at k = 16kt + 8r + 2t + {0, 1}. Elements past the offsets
+/// given are zeros.
 struct TileCounts {
   int64_t n, k;
 };
-mlir::memref::GlobalOp buildFragmentOrderedWeight(
-    mlir::ModuleOp module, mlir::memref::GlobalOp source, TileCounts tiles,
-    TileCounts extents, llvm::function_ref<int64_t(int64_t, int64_t)> offsetOf);
+mlir::memref::GlobalOp
+buildFragmentOrderedWeight(mlir::ModuleOp module, mlir::memref::GlobalOp source,
+                           TileCounts tiles,
+                           llvm::ArrayRef<int64_t> columnOffsets,
+                           llvm::ArrayRef<int64_t> reductionOffsets);
 
 } // namespace mp
 
