@@ -148,7 +148,7 @@ public:
   /// order (WeightLayout.h) for the kernel to load from; returns the global
   /// it read, or null when it is not such a weight (then fragments are
   /// gathered as they are).
-  memref::GlobalOp layOutWeight(ModuleOp module) {
+  memref::GlobalOp layOutWeight(SymbolTable &symbols) {
     auto arg = dyn_cast<BlockArgument>(c.rhs.value);
     if (!arg || !c.rhs.ops.empty())
       return {};
@@ -182,7 +182,7 @@ public:
       return result;
     };
     memref::GlobalOp tiles =
-        buildFragmentOrderedWeight(module, source, {nTiles * nSub, kTiles},
+        buildFragmentOrderedWeight(symbols, source, {nTiles * nSub, kTiles},
                                    offsets(c.n, N), offsets(c.k, K));
     rhsTiles = memref::GetGlobalOp::create(b, loc, tiles.getType(),
                                            tiles.getSymName());
@@ -475,6 +475,7 @@ struct ContractionToMmaPass
         found.push_back(*c);
     });
     llvm::SetVector<memref::GlobalOp> laidOut;
+    SymbolTable symbols(getOperation()); // built once: weights are many
     for (Contraction &c : found) {
       c.fill = initializingFill(c.op);
       SmallVector<Operation *> fill;
@@ -491,7 +492,7 @@ struct ContractionToMmaPass
       }
       OpBuilder b(c.op);
       MmaKernelBuilder kernel(c, b, warpsPerBlock, subtiles);
-      if (memref::GlobalOp source = kernel.layOutWeight(getOperation()))
+      if (memref::GlobalOp source = kernel.layOutWeight(symbols))
         laidOut.insert(source);
       kernel.build();
       c.op.erase();
@@ -502,18 +503,20 @@ struct ContractionToMmaPass
     }
     // Weights only the contractions read are dropped: the fragment-ordered
     // copies replace them, so the binary and the device hold each once.
+    if (laidOut.empty())
+      return;
+    DenseMap<StringAttr, SmallVector<memref::GetGlobalOp>> gets;
+    getOperation().walk([&](memref::GetGlobalOp get) {
+      gets[get.getNameAttr().getAttr()].push_back(get);
+    });
     for (memref::GlobalOp source : laidOut) {
-      SmallVector<memref::GetGlobalOp> gets;
-      getOperation().walk([&](memref::GetGlobalOp get) {
-        if (get.getName() == source.getSymName())
-          gets.push_back(get);
-      });
-      if (llvm::any_of(gets,
+      SmallVector<memref::GetGlobalOp> &reads = gets[source.getSymNameAttr()];
+      if (llvm::any_of(reads,
                        [](memref::GetGlobalOp g) { return !g.use_empty(); }))
         continue;
-      for (memref::GetGlobalOp get : gets)
+      for (memref::GetGlobalOp get : reads)
         get.erase();
-      source.erase();
+      symbols.erase(source);
     }
   }
 };

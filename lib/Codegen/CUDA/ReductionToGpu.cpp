@@ -148,9 +148,8 @@ bool readsAlongRows(Reduction &r) {
     OpOperand *operand = r.op.getDpsInputOperand(input);
     auto type = dyn_cast<MemRefType>(operand->get().getType());
     AffineMap map = r.op.getMatchingIndexingMap(operand);
-    bool dependsOnReduction = llvm::any_of(r.reduction, [&](unsigned d) {
-      return map.isFunctionOfDim(d);
-    });
+    bool dependsOnReduction = llvm::any_of(
+        r.reduction, [&](unsigned d) { return map.isFunctionOfDim(d); });
     if (!dependsOnReduction)
       continue;
     int64_t offset;
@@ -284,71 +283,6 @@ std::optional<SmallVector<int64_t>> alignLoops(ArrayRef<int64_t> sizes,
   return loops;
 }
 
-/// The op right after the reduction and its chain that reads each of its
-/// rows again with the last reduced value broadcast along it (RMSNorm's
-/// scaling, Softmax's exp(x - max)): all-parallel over the reduction's own
-/// loop ranges, reading that value at the reduction output's position of
-/// its point (through reshapes that only add or drop unit dims), and no
-/// other buffer the fused kernel writes.
-void findRowConsumer(Reduction &r) {
-  OpOperand *init = r.op.getDpsInitOperand(0);
-  Operation *last =
-      r.chain.empty() ? r.op.getOperation() : r.chain.back().op.getOperation();
-  Value value = r.chain.empty()
-                    ? init->get()
-                    : cast<linalg::GenericOp>(last).getDpsInitOperand(0)->get();
-  auto op = dyn_cast_or_null<linalg::GenericOp>(nextWithEffects(last));
-  if (!op || op.getNumParallelLoops() != op.getNumLoops())
-    return;
-  FailureOr<SmallVector<int64_t>> sizes = staticSingleOutputRanges(op);
-  if (failed(sizes))
-    return;
-  std::optional<SmallVector<int64_t>> loops = alignLoops(r.sizes, *sizes);
-  if (!loops)
-    return;
-  SmallVector<Value> written = viewsOf(rootOf(init->get()));
-  for (EpilogueStage &stage : r.chain) {
-    linalg::GenericOp s = stage.op;
-    llvm::append_range(written, viewsOf(rootOf(s.getDpsInitOperand(0)->get())));
-  }
-  SmallVector<Value> valueViews = viewsOf(rootOf(value));
-  std::optional<unsigned> input;
-  for (OpOperand &operand : op->getOpOperands()) {
-    if (!llvm::is_contained(written, operand.get()))
-      continue;
-    if (op.isDpsInit(&operand) || input ||
-        !llvm::is_contained(valueViews, operand.get()))
-      return;
-    input = operand.getOperandNumber();
-  }
-  if (!input)
-    return;
-  // Each block writes its rows while the others read theirs: the output
-  // must not share a byte with what the reduction or the consumer reads
-  // (the arena may place a temporary over a dead one's bytes).
-  Value out = op.getDpsInitOperand(0)->get();
-  SmallVector<Access> reads;
-  for (Value in : r.op.getDpsInputs())
-    reads.push_back(describeAccess(in, /*write=*/false));
-  for (OpOperand *in : op.getDpsInputOperands())
-    if (in->getOperandNumber() != *input)
-      reads.push_back(describeAccess(in->get(), /*write=*/false));
-  if (conflict(describeAccess(out, /*write=*/true), reads))
-    return;
-  auto readType = dyn_cast<MemRefType>(op->getOperand(*input).getType());
-  if (!readType || !readType.hasStaticShape())
-    return;
-  auto read = nonUnitDims(
-      readType, op.getMatchingIndexingMap(&op->getOpOperand(*input)), *loops);
-  auto reduced = nonUnitDims(cast<MemRefType>(value.getType()),
-                             r.op.getMatchingIndexingMap(init));
-  if (!read || !reduced || *read != *reduced)
-    return;
-  r.rowConsumer = op;
-  r.rowInput = *input;
-  r.consumerLoops = std::move(*loops);
-}
-
 /// The buffer holding `r`'s last reduced value: its output or its chain's.
 Value lastValueBuffer(Reduction &r) {
   return r.chain.empty() ? r.op.getDpsInitOperand(0)->get()
@@ -356,10 +290,10 @@ Value lastValueBuffer(Reduction &r) {
 }
 
 /// The operands of `op` that read `r`'s last reduced value at the row's
-/// position (as findRowConsumer asks; `loops` pairs `op`'s loops with
-/// `r`'s, as Reduction::consumerLoops, none when they are the same); fails
-/// when `op` reads any other buffer in `written` or writes one, or reads
-/// any of them at all with `none` (its loops do not pair with `r`'s).
+/// position (its non-unit dims at the loops `r` keeps them at; `loops` pairs
+/// `op`'s loops with `r`'s, as Reduction::consumerLoops, none when they are the
+/// same); fails when `op` reads any other buffer in `written` or writes one, or
+/// reads any of them at all with `none` (its loops do not pair with `r`'s).
 FailureOr<SmallVector<unsigned>>
 rowValueReads(Reduction &r, linalg::GenericOp op, ArrayRef<Value> written,
               ArrayRef<int64_t> loops = {}, bool none = false) {
@@ -384,6 +318,45 @@ rowValueReads(Reduction &r, linalg::GenericOp op, ArrayRef<Value> written,
     reads.push_back(operand.getOperandNumber());
   }
   return reads;
+}
+
+/// The op right after the reduction and its chain that reads each of its
+/// rows again with the last reduced value broadcast along it (RMSNorm's
+/// scaling, Softmax's exp(x - max)): all-parallel over the reduction's own
+/// loop ranges, reading that value at the reduction output's position of
+/// its point (through reshapes that only add or drop unit dims), and no
+/// other buffer the fused kernel writes.
+void findRowConsumer(Reduction &r) {
+  Operation *last =
+      r.chain.empty() ? r.op.getOperation() : r.chain.back().op.getOperation();
+  auto op = dyn_cast_or_null<linalg::GenericOp>(nextWithEffects(last));
+  if (!op || op.getNumParallelLoops() != op.getNumLoops())
+    return;
+  FailureOr<SmallVector<int64_t>> sizes = staticSingleOutputRanges(op);
+  if (failed(sizes))
+    return;
+  std::optional<SmallVector<int64_t>> loops = alignLoops(r.sizes, *sizes);
+  if (!loops)
+    return;
+  FailureOr<SmallVector<unsigned>> reads =
+      rowValueReads(r, op, r.written, *loops);
+  if (failed(reads) || reads->size() != 1)
+    return;
+  unsigned input = reads->front();
+  // Each block writes its rows while the others read theirs: the output
+  // must not share a byte with what the reduction or the consumer reads.
+  Value out = op.getDpsInitOperand(0)->get();
+  SmallVector<Access> accesses;
+  for (Value in : r.op.getDpsInputs())
+    accesses.push_back(describeAccess(in, /*write=*/false));
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (in->getOperandNumber() != input)
+      accesses.push_back(describeAccess(in->get(), /*write=*/false));
+  if (conflict(describeAccess(out, /*write=*/true), accesses))
+    return;
+  r.rowConsumer = op;
+  r.rowInput = input;
+  r.consumerLoops = std::move(*loops);
 }
 
 /// Whether each iteration of `op` writes its own element: its output map
@@ -660,9 +633,9 @@ void buildBlockReduction(Reduction &r, int64_t maxThreads) {
   int64_t total = r.size(r.reduction);
   int64_t threads =
       std::min<int64_t>(maxThreads, llvm::alignTo(total, kWarpSize));
-  auto launch = gpu::LaunchOp::create(b, loc, ib.idx(r.size(r.parallel)),
-                                      ib.idx(1), ib.idx(1), ib.idx(threads),
-                                      ib.idx(1), ib.idx(1));
+  auto launch =
+      gpu::LaunchOp::create(b, loc, ib.idx(r.size(r.parallel)), ib.idx(1),
+                            ib.idx(1), ib.idx(threads), ib.idx(1), ib.idx(1));
   b.setInsertionPointToStart(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
   b.setInsertionPointToStart(&launch.getBody().front());
@@ -721,6 +694,10 @@ struct ReductionToGpuPass
       OpOperand *init = r.op.getDpsInitOperand(0);
       r.chain = findEpilogueChain(r.op, init->get(), {r.fill});
       keepRowwiseStages(r);
+      r.written = viewsOf(rootOf(init->get()));
+      for (EpilogueStage &stage : r.chain)
+        llvm::append_range(
+            r.written, viewsOf(rootOf(stage.op.getDpsInitOperand(0)->get())));
       findRowConsumer(r);
       Value last = lastValueBuffer(r);
       SmallVector<Operation *> readers;
@@ -731,10 +708,6 @@ struct ReductionToGpuPass
       if (r.chain.empty())
         readers.push_back(r.fill);
       r.storeLast = !r.rowConsumer || usedElsewhere(last, readers);
-      r.written = viewsOf(rootOf(init->get()));
-      for (EpilogueStage &stage : r.chain)
-        llvm::append_range(
-            r.written, viewsOf(rootOf(stage.op.getDpsInitOperand(0)->get())));
     }
     // In program order, so a group of several forms front to back.
     for (size_t i = 0; i + 1 < found.size(); ++i)

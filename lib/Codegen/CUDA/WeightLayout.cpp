@@ -35,7 +35,7 @@ memref::GlobalOp mp::constantHalfGlobal(Value operand) {
 }
 
 memref::GlobalOp mp::buildFragmentOrderedWeight(
-    ModuleOp module, memref::GlobalOp source, TileCounts tiles,
+    SymbolTable &symbols, memref::GlobalOp source, TileCounts tiles,
     ArrayRef<int64_t> columnOffsets, ArrayRef<int64_t> reductionOffsets) {
   std::pair<ArrayRef<char>, bool> sourceData =
       rawElementData(cast<ElementsAttr>(*source.getInitialValue()));
@@ -60,7 +60,7 @@ memref::GlobalOp mp::buildFragmentOrderedWeight(
               data[next] = half(columnOffsets[n] + reductionOffsets[k]);
           }
 
-  OpBuilder b(module.getContext()); // detached: the table places it
+  OpBuilder b(source.getContext()); // detached: the table places it
   auto type = MemRefType::get({tiles.n, tiles.k, 2, 32, 2}, b.getF16Type());
   auto tensorType = RankedTensorType::get(type.getShape(), b.getF16Type());
   ArrayRef<char> bytes(reinterpret_cast<const char *>(data.data()),
@@ -73,6 +73,6 @@ memref::GlobalOp mp::buildFragmentOrderedWeight(
   auto global = memref::GlobalOp::create(
       b, source.getLoc(), name, b.getStringAttr("private"), type, value,
       /*constant=*/true, /*alignment=*/b.getI64IntegerAttr(128));
-  SymbolTable(module).insert(global, std::next(Block::iterator(source)));
+  symbols.insert(global, std::next(Block::iterator(source)));
   return global;
 }

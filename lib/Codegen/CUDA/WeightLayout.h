@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace mp {
 
@@ -29,13 +30,14 @@ mlir::memref::GlobalOp constantHalfGlobal(mlir::Value operand);
 /// reductionOffsets[k]`: tile (nt, kt) covers columns 8nt..8nt+7 and
 /// reduction indices 16kt..16kt+15; in register r, lane l = 4g + t holds
 /// column 8nt + g at k = 16kt + 8r + 2t + {0, 1}. Elements past the offsets
-/// given are zeros.
+/// given are zeros. Placed right after `source` in `symbols` (renamed if
+/// its name is taken).
 struct TileCounts {
   int64_t n, k;
 };
 mlir::memref::GlobalOp
-buildFragmentOrderedWeight(mlir::ModuleOp module, mlir::memref::GlobalOp source,
-                           TileCounts tiles,
+buildFragmentOrderedWeight(mlir::SymbolTable &symbols,
+                           mlir::memref::GlobalOp source, TileCounts tiles,
                            llvm::ArrayRef<int64_t> columnOffsets,
                            llvm::ArrayRef<int64_t> reductionOffsets);
 
