@@ -5,6 +5,7 @@
 #include "mp/Precision/OpInfo.h"
 #include "mp/Precision/StaticBounds.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -28,8 +29,9 @@ static std::string quoted(Operation *op) {
 
 PrecisionAnalysis::PrecisionAnalysis(Operation *root,
                                      const PrecisionPolicy &policy,
-                                     const RangeOptions &ranges)
-    : root(root), keys(precisionNodeKeys(root)) {
+                                     const RangeOptions &ranges,
+                                     bool keepIoTypes)
+    : root(root), keepIoTypes(keepIoTypes), keys(precisionNodeKeys(root)) {
   root->walk([&](Operation *op) {
     if (op != root && isPrecisionNode(op)) {
       order.push_back(op);
@@ -397,6 +399,40 @@ void PrecisionAnalysis::checkRanges(const RangeOptions &options) {
 // Propagation
 //===----------------------------------------------------------------------===//
 
+/// The graph input (a block argument of the function) that `v` is, or null.
+static BlockArgument graphInput(Operation *root, Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &root->getRegion(0).front())
+    return nullptr;
+  return arg;
+}
+
+std::optional<std::string>
+PrecisionAnalysis::carriedState(Operation *op) const {
+  auto func = dyn_cast<func::FuncOp>(root);
+  if (!func || op->getParentOp() != root)
+    return std::nullopt;
+  std::optional<unsigned> input, output;
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (BlockArgument arg = graphInput(root, v);
+        arg && !isIndexOperand(op, i) &&
+        getElementTypeOrSelf(arg.getType()).isF32())
+      input = arg.getArgNumber();
+  for (Value result : op->getResults())
+    for (OpOperand &use : result.getUses())
+      if (isa<func::ReturnOp>(use.getOwner()) &&
+          getElementTypeOrSelf(result.getType()).isF32())
+        output = use.getOperandNumber();
+  if (!input || !output)
+    return std::nullopt;
+  auto inName = func.getArgAttrOfType<StringAttr>(*input, "mp.name");
+  auto outName = func.getResultAttrOfType<StringAttr>(*output, "mp.name");
+  return "carries fp32 state from graph input '" +
+         (inName ? inName.str() : "#" + std::to_string(*input)) +
+         "' to graph output '" +
+         (outName ? outName.str() : "#" + std::to_string(*output)) + "'";
+}
+
 void PrecisionAnalysis::propagate() {
   auto cls = [&](Operation *op) { return decisions[op].cls; };
   auto open = [&](Operation *op) { return !decided.count(op); };
@@ -417,7 +453,17 @@ void PrecisionAnalysis::propagate() {
       set(op, Compute::F32, decisions[op].rule);
   }
 
-  // 2. Deny spreads forward through infer ops, and through clear ops that
+  // 2. Data movement carrying fp32 state from a graph input to a graph
+  // output (a KV cache's Concat or TensorScatter) stays fp32 while the graph
+  // keeps its I/O types: in fp16 the state the caller passes back would be
+  // rounded, and all of it cast to fp16 and back every step.
+  if (keepIoTypes)
+    for (Operation *op : order)
+      if (open(op) && cls(op) == PrecisionClass::clear)
+        if (std::optional<std::string> why = carriedState(op))
+          set(op, Compute::F32, *why);
+
+  // 3. Deny spreads forward through infer ops, and through clear ops that
   // lead (through clear ops) to an infer or deny op.
   DenseMap<Operation *, bool> leadsToInferOrDeny;
   std::function<bool(Operation *)> leads = [&](Operation *op) -> bool {
@@ -456,7 +502,7 @@ void PrecisionAnalysis::propagate() {
     }
   }
 
-  // 3. Infer/clear ops on a path between two f16 allow ops become f16.
+  // 4. Infer/clear ops on a path between two f16 allow ops become f16.
   auto reach = [&](bool forward) {
     DenseSet<Operation *> seen;
     std::deque<Operation *> q;
@@ -478,7 +524,7 @@ void PrecisionAnalysis::propagate() {
     if (open(op) && down.count(op) && up.count(op))
       set(op, Compute::F16, "between fp16 allow ops");
 
-  // 4. f16 spreads through neighbouring clear ops.
+  // 5. f16 spreads through neighbouring clear ops.
   for (Operation *op : order)
     if (decided.count(op) && decisions[op].compute == Compute::F16)
       queue.push_back(op);
@@ -494,7 +540,7 @@ void PrecisionAnalysis::propagate() {
       }
   }
 
-  // 5. What is left follows its inputs, in program order. Producers that
+  // 6. What is left follows its inputs, in program order. Producers that
   // adapt to their users (constants, casts from integers, ops fed only by
   // those) are neutral; graph inputs count in their own type.
   DenseSet<Operation *> neutral;

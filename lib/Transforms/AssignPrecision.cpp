@@ -71,7 +71,7 @@ struct AssignPrecisionPass
     llvm::StringSet<> knownKeys;
     std::string lastFunction;
     for (auto func : module.getOps<func::FuncOp>()) {
-      PrecisionAnalysis analysis(func, *policy, rangeOptions);
+      PrecisionAnalysis analysis(func, *policy, rangeOptions, keepIo);
       for (const auto &entry : analysis.nodeKeys())
         knownKeys.insert(entry.second);
       MLIRContext *ctx = func.getContext();

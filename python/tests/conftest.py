@@ -231,3 +231,21 @@ def require_present(*paths):
     for p in map(Path, paths):
         if not p.exists():
             pytest.skip(f"{p} is absent on this machine")
+
+
+# ONNX-24's own in-place KV cache form: TensorScatter of the step's K/V into
+# fixed-capacity caches, then Attention with nonpad_kv_seqlen.
+ONNX24_STEP = """
+<
+  ir_version: 10,
+  opset_import: ["" : 24]
+>
+step (float[2, 4, 1, 8] q, float[2, 2, 1, 8] k, float[2, 2, 1, 8] v, float[2, 2, 16, 8] key_cache,
+      float[2, 2, 16, 8] value_cache, int64[2] write_indices, int64[2] kv_len)
+  => (float[2, 4, 1, 8] y, float[2, 2, 16, 8] key_cache_out, float[2, 2, 16, 8] value_cache_out)
+{
+  key_cache_out = TensorScatter(key_cache, k, write_indices)
+  value_cache_out = TensorScatter(value_cache, v, write_indices)
+  y = Attention(q, key_cache_out, value_cache_out, , , , kv_len)
+}
+"""

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import BUILD, compiled_library
+from conftest import BUILD, ONNX24_STEP, compiled_library
 
 import mp
 
@@ -351,22 +351,6 @@ def test_jit_errors():
     with pytest.raises(mp.Error, match=r"input .past_key_0. is f32\[2, 4, 3, 32\], the compiled "
                                        r"step takes f32\[2, 4, 16, 32\] \(KV caches hold max_seq_len"):
         m.run(feeds)
-
-
-ONNX24_STEP = """
-<
-  ir_version: 10,
-  opset_import: ["" : 24]
->
-step (float[2, 4, 1, 8] q, float[2, 2, 1, 8] k, float[2, 2, 1, 8] v, float[2, 2, 16, 8] key_cache,
-      float[2, 2, 16, 8] value_cache, int64[2] write_indices, int64[2] kv_len)
-  => (float[2, 4, 1, 8] y, float[2, 2, 16, 8] key_cache_out, float[2, 2, 16, 8] value_cache_out)
-{
-  key_cache_out = TensorScatter(key_cache, k, write_indices)
-  value_cache_out = TensorScatter(value_cache, v, write_indices)
-  y = Attention(q, key_cache_out, value_cache_out, , , , kv_len)
-}
-"""
 
 
 def test_onnx24_tensor_scatter_caches_update_in_place(tmp_path):

@@ -3,6 +3,7 @@
 // shape/index guard, constants out of fp16 range, attention mask sentinels
 // and fp32 accumulation. Node names come from the locations.
 // RUN: mp-opt %s -split-input-file --mp-assign-precision | FileCheck %s
+// RUN: mp-opt %s -split-input-file --mp-assign-precision="keep-io-types=0" | FileCheck %s --check-prefix=NOKEEP
 
 // 1. Classes: MatMul is allow (f16, fp32 accumulation), Exp is deny (f32),
 // Softmax is infer (follows its fp16 input, statistics in fp32), Reshape is
@@ -410,3 +411,48 @@ func.func @mask_fmin(%q: tensor<2x4xf32>, %k: tensor<4x4xf32>, %c: tensor<2x4xi1
 // CHECK-NOT: out of fp16 range
 // CHECK: mp.add {{.*}}compute = f16
 // CHECK: mp.softmax {{.*}}compute = f16, accumulate = f32
+
+// -----
+
+// A KV cache carried through the step (trimmed from llama_ts, layer 0's
+// value cache): the Concat reads an f32 graph input and is an f32 graph
+// output, so it stays f32 although it sits between fp16 allow ops; in fp16
+// the cache the caller passes back would be rounded, and cast to fp16 and
+// back every step. The new rows and the Unsqueeze towards P·V follow their
+// fp16 neighbours.
+func.func @kv_cache_concat(%h: tensor<1x1x64xf32>, %w: tensor<64x32xf32>, %past: tensor<1x2x7x16xf32> {mp.name = "past_key_values.0.value"}, %p: tensor<1x2x1x8xf32>) -> (tensor<1x2x8x16xf32> {mp.name = "present.0.value"}, tensor<1x2x1x1x16xf32>) {
+  %s = mp.constant dense<[1, 1, 2, 16]> : tensor<4xi64>
+  %0 = mp.matmul %h, %w : (tensor<1x1x64xf32>, tensor<64x32xf32>) -> tensor<1x1x32xf32> loc("/lm/model/layers.0/self_attn/v_proj/MatMul")
+  %1 = mp.reshape %0, %s : (tensor<1x1x32xf32>, tensor<4xi64>) -> tensor<1x1x2x16xf32> loc("/lm/model/layers.0/self_attn/Reshape_2")
+  %2 = mp.transpose %1 {perm = array<i64: 0, 2, 1, 3>} : tensor<1x1x2x16xf32> -> tensor<1x2x1x16xf32> loc("/lm/model/layers.0/self_attn/Transpose_2")
+  %3 = mp.concat %past, %2 {axis = -2 : i64} : (tensor<1x2x7x16xf32>, tensor<1x2x1x16xf32>) -> tensor<1x2x8x16xf32> loc("/lm/model/layers.0/self_attn/Concat_5")
+  %4 = mp.unsqueeze %3 {axes = array<i64: 2>} : tensor<1x2x8x16xf32> -> tensor<1x2x1x8x16xf32> loc("/lm/model/layers.0/self_attn/Unsqueeze_1")
+  %5 = mp.unsqueeze %p {axes = array<i64: 2>} : tensor<1x2x1x8xf32> -> tensor<1x2x1x1x8xf32> loc("probs")
+  %6 = mp.matmul %5, %4 : (tensor<1x2x1x1x8xf32>, tensor<1x2x1x8x16xf32>) -> tensor<1x2x1x1x16xf32> loc("/lm/model/layers.0/self_attn/MatMul_1")
+  return %3, %6 : tensor<1x2x8x16xf32>, tensor<1x2x1x1x16xf32>
+}
+// CHECK-LABEL: func.func @kv_cache_concat(
+// CHECK-SAME: %[[PAST:[a-z0-9]+]]: tensor<1x2x7x16xf32> {mp.name = "past_key_values.0.value"}
+// CHECK: %[[V:.+]] = mp.transpose {{.*}}compute = f16, cls = clear
+// CHECK: %[[CAT:.+]] = mp.concat %[[PAST]], %[[V]] {axis = -2 : i64, mp.precision = #mp.precision<compute = f32, cls = clear, rule = "carries fp32 state from graph input 'past_key_values.0.value' to graph output 'present.0.value'">}
+// CHECK: mp.unsqueeze %[[CAT]] {{.*}}compute = f16, cls = clear, rule = "data movement next to fp16 node '/lm/model/layers.0/self_attn/MatMul_1'"
+// CHECK: return %[[CAT]],
+// When the graph's inputs and outputs may become fp16 the Concat follows
+// its neighbours like any data movement.
+// NOKEEP-LABEL: func.func @kv_cache_concat(
+// NOKEEP: mp.concat {{.*}}compute = f16, cls = clear, rule = "between fp16 allow ops"
+
+// -----
+
+// ONNX-24's static cache: TensorScatter of the new rows into the cache the
+// caller passes in and gets back is carried state too.
+func.func @tensor_scatter_cache(%h: tensor<2x1x8xf32>, %w: tensor<8x8xf32>, %cache: tensor<2x1x16x8xf32> {mp.name = "key_cache"}, %idx: tensor<2xi64>) -> (tensor<2x1x16x8xf32> {mp.name = "key_cache_out"}) {
+  %s = mp.constant dense<[2, 1, 1, 8]> : tensor<4xi64>
+  %0 = mp.matmul %h, %w : (tensor<2x1x8xf32>, tensor<8x8xf32>) -> tensor<2x1x8xf32> loc("k_proj")
+  %1 = mp.reshape %0, %s : (tensor<2x1x8xf32>, tensor<4xi64>) -> tensor<2x1x1x8xf32> loc("k_rows")
+  %2 = mp.tensor_scatter %cache, %1 at %idx {mode = "linear"} : (tensor<2x1x16x8xf32>, tensor<2x1x1x8xf32>, tensor<2xi64>) -> tensor<2x1x16x8xf32> loc("scatter_k")
+  return %2 : tensor<2x1x16x8xf32>
+}
+// CHECK-LABEL: func.func @tensor_scatter_cache(
+// CHECK: mp.reshape {{.*}}compute = f16, cls = clear
+// CHECK: mp.tensor_scatter {{.*}}compute = f32, cls = clear, rule = "carries fp32 state from graph input 'key_cache' to graph output 'key_cache_out'"

@@ -91,8 +91,11 @@ public:
     std::string message;
   };
 
+  /// `keepIoTypes`: the graph's inputs and outputs keep their types (what
+  /// mp-assign-precision's keep-io-types decides); data movement that only
+  /// carries an fp32 input to an fp32 output then stays fp32.
   PrecisionAnalysis(mlir::Operation *root, const PrecisionPolicy &policy,
-                    const RangeOptions &ranges = {});
+                    const RangeOptions &ranges = {}, bool keepIoTypes = true);
 
   /// Precision nodes in walk order (post-order: nested ops first).
   llvm::ArrayRef<mlir::Operation *> nodes() const { return order; }
@@ -121,12 +124,17 @@ private:
   void keepValueFp32(mlir::Operation *op, unsigned result, llvm::StringRef kind,
                      const std::string &why);
   void propagate();
+  /// Why `op` carries fp32 state: it reads an f32 graph input and its result
+  /// is an f32 graph output ("carries fp32 state from graph input 'past' to
+  /// graph output 'present'"), or nothing.
+  std::optional<std::string> carriedState(mlir::Operation *op) const;
 
   llvm::SmallVector<mlir::Operation *> predecessors(mlir::Operation *op) const;
   llvm::SmallVector<mlir::Operation *> successors(mlir::Operation *op) const;
   bool isNode(mlir::Operation *op) const { return decisions.count(op); }
 
   mlir::Operation *root;
+  bool keepIoTypes;
   /// Plan and policy names of the nodes (precisionNodeKeys).
   llvm::DenseMap<mlir::Operation *, std::string> keys;
   llvm::SmallVector<mlir::Operation *> order;
