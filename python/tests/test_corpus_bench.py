@@ -135,3 +135,34 @@ def test_fp16_failure_is_checked_against_torch_fp16(tmp_path, monkeypatch, torch
     else:
         assert cell.status == conformance.FAILED, cell.text()
         assert "torch" not in cell.text()
+
+
+def test_emulator_step_runs_the_cuda_library_on_the_ptx_emulator(tmp_path):
+    """The emulator columns: gpt2_ts's CUDA library (PTX, set 0's shapes) runs on
+    the emulator in fp32 and mixed precision and passes against onnxruntime's
+    outputs, with the worst max abs error in the cell (about 10 s)."""
+    model = corpus_bench.CORPUS / "decoders" / "gpt2_ts"
+    if not (model / "model.onnx").is_file() or not TOOLS.mp_compile.is_file():
+        pytest.skip("the corpus or mp-compile is absent")
+    pytest.importorskip("onnxruntime")
+    r = corpus_bench.ModelResult(corpus_bench.label(model), model)
+    corpus_bench.step_emulator(TOOLS, r, 600, tmp_path)
+    assert list(r.emulator) == ["fp32", "mixed"]
+    for precision, cell in r.emulator.items():
+        assert cell.status == conformance.PASSED, f"{precision}: {cell.text()}"
+        bound = 1e-4 if precision == "fp32" else 1e-2
+        assert 0 < float(cell.detail) < bound, cell.text()
+
+
+@pytest.mark.parametrize("stdout, returncode, want", [
+    ("mp.emu: lib.so: 3 launches\nPASS y vs expected: max abs err 1e-07\n"
+     "PASS z vs expected: max abs err 2e-05\n", 0, "PASS 2e-05"),
+    ("PASS y vs expected: max abs err 1e-07\n"
+     "FAIL z vs expected: max abs err 0.5, 3 of 8 outside rtol 0.0001 atol 1e-05\n", 1,
+     "FAIL 0.5 (z)"),
+    ("mp.emu: error: 'ld.local.v8' is not emulated\n", 2, "error"),
+])
+def test_emulator_cell_reads_the_verdicts(stdout, returncode, want):
+    run = conformance.Run(returncode, stdout, "error: 'ld.local.v8' is not emulated", 1.0)
+    cell = corpus_bench.emulator_cell(run, Path("model.onnx"))
+    assert cell.text().startswith(want), cell.text()

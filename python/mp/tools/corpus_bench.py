@@ -38,6 +38,12 @@ with a timeout (``timeout`` is recorded instead of waiting):
   test set (the other inputs stay dynamic) and the notes say so;
 * **CUDA build** -- ``mp-compile MODEL --target cuda -o libX.so --input-shape
   ...`` (same ``--shapes-from`` fallback): does it build (no GPU needed);
+* **emulator fp32 / mixed** -- the CUDA library built as PTX (``--gpu
+  compute_80``, set 0's shapes, ``--precision fp32`` or ``mixed``) run by
+  ``python -m mp.emu LIB test_data_set_0`` on the PTX emulator
+  (docs/emulator.md): every kernel executed from its PTX, each output
+  compared with onnxruntime's at mp-run's tolerances; PASS/FAIL with the
+  worst max abs error (failing outputs named);
 * **timing** -- mp-run's ``time: compile ... ms; run mean ... ms, min ... ms``
   line (``--repeat N`` on set 0, the JIT in-process, one thread) next to
   onnxruntime (CPU provider, ``intra_op_num_threads=1``,
@@ -96,7 +102,8 @@ OK, NA, SKIPPED = "ok", "n/a", "skipped"
 # --------------------------------------------------------------------------- processes
 
 
-def run_cmd(cmd: list[str], timeout: float, cwd: Path | None = None) -> conformance.Run:
+def run_cmd(cmd: list[str], timeout: float, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> conformance.Run:
     """``cmd`` in a child process, as :func:`conformance.run_mp_run` runs mp-run (same
     :class:`conformance.Run`, the comparison table parsed), for any arguments. A
     binary that is missing or busy (being relinked) is waited for."""
@@ -104,7 +111,7 @@ def run_cmd(cmd: list[str], timeout: float, cwd: Path | None = None) -> conforma
         start = time.monotonic()
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                               timeout=timeout, cwd=cwd)
+                               timeout=timeout, cwd=cwd, env=env)
         except subprocess.TimeoutExpired as e:
             out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
             err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
@@ -229,6 +236,7 @@ class ModelResult:
     library: Cell = dataclasses.field(default_factory=lambda: Cell(SKIPPED))
     dynamic: Cell = dataclasses.field(default_factory=lambda: Cell(SKIPPED))
     cuda: Cell = dataclasses.field(default_factory=lambda: Cell(SKIPPED))
+    emulator: dict[str, Cell] = dataclasses.field(default_factory=dict)  # precision -> cell
     compile_ms: float | None = None
     mp_mean_ms: float | None = None
     mp_min_ms: float | None = None
@@ -537,6 +545,45 @@ def step_cuda(t: Tools, r: ModelResult, timeout: float, tmp: Path) -> None:
         r.cuda = _error_cell(run, model, "mp-compile --target cuda")
 
 
+EMULATOR_PRECISIONS = ("fp32", "mixed")
+# python -m mp.emu's verdict against the test set's outputs.
+_EMU_VERDICT = re.compile(r"^(PASS|FAIL) (.+?) vs expected: max abs err (\S+?)(?:,|$)", re.M)
+
+
+def emulator_cell(run: conformance.Run, model: Path) -> Cell:
+    """PASS/FAIL with the worst max abs error over the outputs (failing ones named), or
+    the error of a ``python -m mp.emu`` run."""
+    verdicts = _EMU_VERDICT.findall(run.stdout)
+    if run.timed_out or run.returncode not in (0, 1) or not verdicts:
+        return _error_cell(run, model, "python -m mp.emu")
+    worst = max((float(e) for _, _, e in verdicts), default=0.0)
+    bad = [name for word, name, _ in verdicts if word == "FAIL"]
+    # Exit status 1 with every output passing: a verdict against something else failed.
+    status = conformance.FAILED if bad or run.returncode else conformance.PASSED
+    detail = _g(worst) + (f" ({', '.join(bad[:3])}{', …' if len(bad) > 3 else ''})" if bad else "")
+    return Cell(status, detail, run.elapsed_s)
+
+
+def step_emulator(t: Tools, r: ModelResult, timeout: float, tmp: Path) -> None:
+    model = r.path / "model.onnx"
+    data_dir = r.path / DATA_SETS[0]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python"),
+           "MP_BUILD_DIR": str(t.mp_compile.parent.parent)}
+    for precision in EMULATOR_PRECISIONS:
+        lib = tmp / f"lib{r.path.name}_emu_{precision}.so"
+        run, note = _compile(t, model, data_dir, lib, ["--target", "cuda", "--gpu", "compute_80",
+                                                       "--precision", precision], timeout)
+        if run.returncode != 0:
+            c = _error_cell(run, model, "mp-compile --target cuda --gpu compute_80")
+            r.emulator[precision] = Cell(c.status, "compile: " + c.detail, c.seconds)
+            continue
+        emu = run_cmd([sys.executable, "-m", "mp.emu", str(lib), str(data_dir)], timeout, env=env)
+        c = emulator_cell(emu, model)
+        if note:
+            c.detail = (c.detail + " (--shapes-from)").strip()
+        r.emulator[precision] = c
+
+
 # --------------------------------------------------------------------------- onnxruntime
 
 
@@ -597,7 +644,7 @@ def step_ort(r: ModelResult, timeout: float, repeat: int) -> None:
 
 # --------------------------------------------------------------------------- sweep
 
-ALL_STEPS = ("import", "fp32", "mixed", "library", "dynamic", "cuda", "timing")
+ALL_STEPS = ("import", "fp32", "mixed", "library", "dynamic", "cuda", "emulator", "timing")
 
 
 def bench_model(model_dir: Path, tools: Tools | None = None, *, steps: tuple[str, ...] = ALL_STEPS,
@@ -620,6 +667,8 @@ def bench_model(model_dir: Path, tools: Tools | None = None, *, steps: tuple[str
             step_dynamic(tools, r, timeout, tmp)
         if "cuda" in steps:
             step_cuda(tools, r, timeout, tmp)
+        if "emulator" in steps:
+            step_emulator(tools, r, timeout, tmp)
         if "timing" in steps:
             step_ort(r, timeout, repeat)
     r.elapsed_s = time.monotonic() - start
@@ -643,7 +692,9 @@ def sweep(dirs: list[Path], tools: Tools | None = None, *, steps: tuple[str, ...
             print(f"{r.name}: import {r.import_.text(60)}; fp32 "
                   + ", ".join(c.text(60) for c in r.fp32.values())
                   + f"; mixed {r.mixed.text(60)}; lib {r.library.text(60)}; dyn {r.dynamic.text(60)}; "
-                  f"cuda {r.cuda.text(60)} ({r.elapsed_s:.0f} s)", file=sys.stderr, flush=True)
+                  f"cuda {r.cuda.text(60)}; emulator "
+                  + ", ".join(f"{p} {c.text(60)}" for p, c in r.emulator.items())
+                  + f" ({r.elapsed_s:.0f} s)", file=sys.stderr, flush=True)
         if on_result is not None:
             with lock:
                 done[d] = r
@@ -658,7 +709,7 @@ def sweep(dirs: list[Path], tools: Tools | None = None, *, steps: tuple[str, ...
 
 COLUMNS = ["model", "import", "fp32 set 0", "fp32 set 1", "mixed (set 0)", "mixed non-finite",
            "mixed argmax (logits)", "mixed SNR dB (audio)", "CPU library", "dynamic library",
-           "CUDA build", "JIT compile ms", "mp run ms mean/min", "ort run ms median/min",
+           "CUDA build", "emulator fp32", "emulator mixed", "JIT compile ms", "mp run ms mean/min", "ort run ms median/min",
            "mp/ort (min)"]
 
 
@@ -683,7 +734,8 @@ def row_cells(r: ModelResult) -> list[str]:
         timing = [_g(r.compile_ms, ".0f") or dash, _ms(r.mp_mean_ms, r.mp_min_ms) or dash, ort, ratio]
     return [r.name, r.import_.text(), *fp32, r.mixed.text(), nonfinite,
             ", ".join(r.mixed_argmax) or dash, ", ".join(r.mixed_snr) or dash,
-            r.library.text(), r.dynamic.text(), r.cuda.text(), *timing]
+            r.library.text(), r.dynamic.text(), r.cuda.text(),
+            *(r.emulator.get(p, Cell(SKIPPED)).text() for p in EMULATOR_PRECISIONS), *timing]
 
 
 def _count(results: list[ModelResult], get) -> str:
@@ -745,6 +797,10 @@ def render(results: list[ModelResult], *, command: str, elapsed_s: float, tools:
         "an input's dims, that input is pinned with `--input-shape` per test set, see the "
         "notes); **CUDA build** = `mp-compile MODEL --target cuda "
         "-o libX.so --input-shape ...` builds (default `--gpu sm_80,sm_90`; nothing runs on a GPU); "
+        "**emulator fp32 / mixed** = the CUDA library built as PTX (`--gpu compute_80`, set 0's "
+        "shapes, that precision) run on the PTX emulator (`python -m mp.emu LIB test_data_set_0`, "
+        "docs/emulator.md: every kernel executed from its PTX on the CPU), each output compared with "
+        "onnxruntime's at mp-run's tolerances: PASS/FAIL and the worst max abs error; "
         f"**timing** = mp-run's JIT compile time and run time (`--repeat {repeat}` on set 0; the "
         "JIT runs in-process) vs onnxruntime's CPU provider with `intra_op_num_threads=1`, "
         f"`inter_op_num_threads=1`, default graph optimizations, one warm-up then {repeat} runs "
@@ -772,13 +828,15 @@ def render(results: list[ModelResult], *, command: str, elapsed_s: float, tools:
                 ("CPU library", _count(results, lambda r: r.library)),
                 ("dynamic library", _count(results, lambda r: r.dynamic)),
                 ("CUDA build", _count(results, lambda r: r.cuda))]
+    summary += [(f"emulator {p} (set 0)", _count(results, lambda r, p=p: r.emulator.get(p, Cell(SKIPPED))))
+                for p in EMULATOR_PRECISIONS]
     nf = [r.name for r in results if r.mixed_nonfinite]
     summary.append(("mixed non-finite outputs", ", ".join(nf) if nf else "none"))
     out += report.table(["step", "models"], summary)
     w("")
     w("## Models")
     w("")
-    out += report.table(COLUMNS, (row_cells(r) for r in results), "lllllllllllrrrr")
+    out += report.table(COLUMNS, (row_cells(r) for r in results), "lllllllllllllrrrr")
     w("")
     w("## Per output")
     w("")
@@ -805,7 +863,8 @@ def render(results: list[ModelResult], *, command: str, elapsed_s: float, tools:
     for r in results:
         cells = [("import", r.import_), *((f"fp32 {s}", c) for s, c in r.fp32.items()),
                  ("mixed", r.mixed), ("CPU library", r.library), ("dynamic library", r.dynamic),
-                 ("CUDA build", r.cuda)]
+                 ("CUDA build", r.cuda),
+                 *((f"emulator {p}", c) for p, c in r.emulator.items())]
         for what, c in cells:
             if c.status not in (OK, conformance.PASSED, NA, SKIPPED):
                 rows.append([r.name, what, c.text(limit=10_000)])
@@ -829,7 +888,8 @@ def main(argv: list[str] | None = None) -> int:
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", action="append", default=[], metavar="SUBSTR",
                     help="only models whose name (e.g. speech/vits_ts) contains SUBSTR; repeatable")
-    ap.add_argument("--skip-cuda", action="store_true", help="no --target cuda build")
+    ap.add_argument("--skip-cuda", action="store_true",
+                    help="no --target cuda build (and no emulator run)")
     ap.add_argument("--skip-library", action="store_true",
                     help="no mp-compile CPU libraries (pinned or --dynamic-shapes)")
     ap.add_argument("--jobs", type=int, default=1,
@@ -856,7 +916,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no models selected", file=sys.stderr)
         return 2
     steps = tuple(s for s in ALL_STEPS
-                  if not (args.skip_cuda and s == "cuda")
+                  if not (args.skip_cuda and s in ("cuda", "emulator"))
                   and not (args.skip_library and s in ("library", "dynamic")))
     start = time.monotonic()
     measured = report.commit()  # the binaries measured are this commit's, not HEAD's at the end
