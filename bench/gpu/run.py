@@ -109,8 +109,8 @@ def child_library(spec: dict) -> dict:
         Emulator.install()           # before the runtime loads a driver
     entry = build[target]
     os.environ["MP_RUNTIME_LIBRARY"] = str(art / entry["runtime"])
-    if spec.get("graphs"):
-        os.environ["MP_CUDA_GRAPHS"] = "1"  # read by the runtime on first use
+    # Read by the runtime on first use; graphs are on by default.
+    os.environ["MP_CUDA_GRAPHS"] = "1" if spec.get("graphs") else "0"
     import mp                       # after MP_RUNTIME_LIBRARY is set
     from mp import library as mpl
     res: dict = {}

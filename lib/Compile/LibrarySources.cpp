@@ -145,7 +145,7 @@ void emitDescriptor(llvm::raw_ostream &os, StringRef name, StringRef ptr,
   os << "};\n";
 }
 
-/// CUDA wrappers: what runs keep with MP_CUDA_GRAPHS=1 (mp_model_run's
+/// CUDA wrappers: what runs keep with CUDA graphs on (mp_model_run's
 /// device inputs and outputs; the captured graph and the buffers it was
 /// captured on) and `mp_model_release`, which frees it; the inputs that
 /// mp_model_run_device reads from host memory.
@@ -450,8 +450,8 @@ std::string wrapperSource(const EntrySignature &entry,
     os << "  return MP_OK;\n}\n";
     return text;
   }
-  // CUDA: mp_run_queued queues one run on device buffers; with
-  // MP_CUDA_GRAPHS=1, from the second run on (the first uploads the
+  // CUDA: mp_run_queued queues one run on device buffers; with graphs on
+  // (unless MP_CUDA_GRAPHS=0), from the second run on (the first uploads the
   // weights) it captures the launches once and replays the graph on runs
   // over the same buffers; a failed capture falls back to plain runs.
   // mp_model_run_device is that on the caller's buffers; mp_model_run wraps

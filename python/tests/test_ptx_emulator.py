@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import BUILD, compiled_library
+from conftest import BUILD, compiled_library, require_present
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
@@ -510,14 +510,36 @@ report("freed")
 elf = b"\\x7fELF" + bytes(60)
 rt.mgpuModuleLoad(elf, len(elf))
 report("cubin")
+# A graph: the launch, copy and memset queued while capturing run when the
+# graph is launched, in order, with the launch's arguments as captured.
+rt.mp_cuda_capture_end.restype = P
+rt.mp_cuda_graph_launch.argtypes = [P]
+rt.mp_cuda_graph_destroy.argtypes = [P]
+rt.mp_cuda_copy_to_device(bufs[0], a.ctypes.data, 32)
+rt.mgpuMemset32(bufs[2], 0, 8, None)
 report("capture " + str(rt.mp_cuda_capture_begin()))
+launch(8, bufs)                                  # out = a + b
+rt.mp_cuda_copy_on_device(bufs[1], bufs[2], 32)  # b = out
+rt.mgpuMemset32(bufs[0], 0x40000000, 8, None)    # a = 2
+graph = rt.mp_cuda_capture_end()
+report("captured")
+rt.mp_cuda_copy_to_host(out.ctypes.data, bufs[2], 32)
+print("before the graph:", out.tolist())
+rt.mp_cuda_graph_launch(graph)
+rt.mp_cuda_graph_launch(graph)
+rt.mp_cuda_copy_to_host(out.ctypes.data, bufs[1], 32)
+report("replayed")
+print("after two launches:", out.tolist())
+rt.mp_cuda_graph_destroy(graph)
+print("kept launches:", len(emu._recorded), "captured:", emu.captured, "replayed:", emu.replayed)
 """
 
 
 def test_emulated_driver_through_the_runtime(tmp_path):
     """The emulator's driver (the shared fake driver, runtime/fake/) under
     the runtime's mgpu calls: launches, copies and memsets on its memory, the
-    emulator's errors as the runtime reports them, no CUDA graphs."""
+    emulator's errors as the runtime reports them, and a CUDA graph captured
+    and launched twice."""
     runtime = BUILD / "lib" / "libmp_runtime.so"
     if not runtime.is_file():
         pytest.skip(f"libmp_runtime.so is not built ({BUILD})")
@@ -543,7 +565,11 @@ def test_emulated_driver_through_the_runtime(tmp_path):
                      r"0 bytes past the end of the 256-byte device allocation", lines["past the end"])
     assert "which was freed" in lines["freed"]
     assert "CUDA_ERROR_NO_BINARY_FOR_GPU (the PTX emulator runs PTX, not cubins" in lines["cubin"]
-    assert "cuStreamBeginCapture_v2 failed: CUDA_ERROR_NOT_SUPPORTED" in lines["capture 6"]
+    assert lines["capture 0"] == "0 " and lines["captured"] == "0 " and lines["replayed"] == "0 "
+    assert lines["before the graph"] == str([0.0] * 8)
+    # First launch: b = a + b = 10 + i, a = 2; second: b = 2 + (10 + i).
+    assert lines["after two launches"] == str([12.0 + i for i in range(8)])
+    assert lines["kept launches"] == "0 captured: 1 replayed: 2"
 
 
 # --- Whole libraries through the mp runtime -----------------------------------
@@ -648,6 +674,63 @@ def test_corpus_decoder_dynamic_shapes_on_the_emulator(model, precision, tmp_pat
         # Every output against onnxruntime and against the CPU library.
         assert proc.returncode == 0 and len(verdicts) == 10, proc.stdout + proc.stderr
         assert all(line.startswith("PASS") for line in verdicts), (data, proc.stdout)
+
+
+GRAPH_RUNS = """
+import sys
+import numpy as np
+from mp.emu import Emulator
+from mp.emu.check import tensors
+emu = Emulator.install()
+import mp
+cuda, cpu = mp.load(sys.argv[1]), mp.load(sys.argv[2])
+base = dict(tensors(sys.argv[3], "input"))
+rng = np.random.default_rng(0)
+for run in range(4):
+    # New input values each run: a replay must read them, not the captured ones.
+    feeds = {n: (a + 0.1 * rng.standard_normal(a.shape)).astype(a.dtype) if a.dtype.kind == "f"
+             else a for n, a in base.items()}
+    want, got = cpu.run(feeds), cuda.run(feeds)
+    err = max(float(np.abs(got[n].astype(np.float64) - want[n]).max()) for n in want)
+    print(run, emu.stats.launches, emu.captured, emu.replayed, err, flush=True)
+"""
+
+
+@pytest.mark.parametrize("graphs", ["default", "0"])
+def test_corpus_decoder_replayed_from_a_cuda_graph(graphs, tmp_path):
+    """CUDA graphs are on by default: llama_ts's decode step (mixed) runs
+    plainly once, is captured on its second run and replayed after, with new
+    input values every run, each matching the CPU library; MP_CUDA_GRAPHS=0
+    launches every kernel every run."""
+    _require_compiler()
+    model = REPO.parent / "shared" / "corpus" / "decoders" / "llama_ts"
+    require_present(model)
+    data = model / "test_data_set_1"
+    common = ["--precision", "mixed", "--shapes-from", str(data)]
+    _compile(model, tmp_path / "cuda.so", "--target", "cuda", "--gpu", "compute_80", *common)
+    cpu = compiled_library(model / "model.onnx", *common)
+    script = tmp_path / "runs.py"
+    script.write_text(GRAPH_RUNS)
+    env = {k: v for k, v in ENV.items() if k != "MP_CUDA_GRAPHS"}
+    if graphs != "default":
+        env["MP_CUDA_GRAPHS"] = graphs
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "cuda.so"), str(cpu),
+                           str(data)], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = [[float(x) for x in line.split()] for line in proc.stdout.splitlines()]
+    assert len(rows) == 4, proc.stdout
+    per_run = int(rows[0][1])
+    for run, launches, captured, replayed, err in rows:
+        assert launches == per_run * (run + 1)
+        if graphs == "0":
+            assert captured == replayed == 0
+        else:
+            # Run 0 plain; run 1 captured, then replayed; runs 2 and 3 replayed.
+            assert captured == (per_run if run >= 1 else 0)
+            assert replayed == per_run * max(0, run)
+        # Same kernels, same inputs: only summation order differs (mixed, one
+        # f16 ulp of logits about 1).
+        assert err <= 2e-3, (run, err)
 
 
 TENSOR_SCATTER_LOOP = """

@@ -102,6 +102,21 @@ static CUresult fakeGraphLaunch(CUgraphExec exec, CUstream stream);
 static CUresult fakeGraphExecDestroy(CUgraphExec exec);
 static CUresult fakeGraphDestroy(CUgraph graph);
 
+/// An asynchronous copy (`src` set) or fill (`count` elements of
+/// `elementBytes`, 2 or 4, set to `value`) queued on a stream.
+typedef struct FakeMemoryNode {
+  CUdeviceptr dst, src;
+  size_t bytes;
+  unsigned value;
+  size_t count, elementBytes;
+} FakeMemoryNode;
+/// Whether a stream is being captured: copies and fills queued then are
+/// given to fakeRecordMemoryNode, as real capture records them, not run.
+static int fakeCapturing(void);
+/// Records `node` into the graph being captured, or fails the call (a
+/// flavour whose graphs hold only launches).
+static CUresult fakeRecordMemoryNode(const FakeMemoryNode *node);
+
 // --- Helpers for the flavours ----------------------------------------------
 
 /// The value of environment variable <prefix><name>, or NULL.
@@ -414,15 +429,40 @@ CUresult cuMemFree_v2(CUdeviceptr pointer) {
   return fakeFree(pointer);
 }
 
+/// Runs a copy or fill (at once, or when a graph holding it is launched).
+__attribute__((unused)) static CUresult
+fakeRunMemoryNode(const FakeMemoryNode *node) {
+  if (node->src) {
+    memmove((void *)(uintptr_t)node->dst, (const void *)(uintptr_t)node->src,
+            node->bytes);
+    return kSuccess;
+  }
+  for (size_t i = 0; i < node->count; ++i)
+    if (node->elementBytes == 4)
+      ((uint32_t *)(uintptr_t)node->dst)[i] = node->value;
+    else
+      ((uint16_t *)(uintptr_t)node->dst)[i] = (uint16_t)node->value;
+  return kSuccess;
+}
+
+/// Checks `node`'s memory, then runs it or, while a stream is captured,
+/// records it.
+static CUresult queueMemoryNode(const FakeMemoryNode *node) {
+  if (!fakeIsDeviceMemory(node->dst, node->bytes) ||
+      (node->src && !fakeIsDeviceMemory(node->src, node->bytes)))
+    return kInvalidValue;
+  if (fakeCapturing())
+    return fakeRecordMemoryNode(node);
+  return fakeRunMemoryNode(node);
+}
+
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                        CUstream stream) {
   (void)stream;
   FAKE_ENTRY(cuMemcpyAsync);
-  if (!fakeIsDeviceMemory(dst, bytes) || !fakeIsDeviceMemory(src, bytes))
-    return kInvalidValue;
   fakeTrace("TRACE_COPIES", "copy DtoD %zu bytes", bytes);
-  memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
-  return kSuccess;
+  FakeMemoryNode node = {dst, src, bytes, 0, 0, 0};
+  return queueMemoryNode(&node);
 }
 
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
@@ -446,14 +486,8 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
 /// Sets `count` elements of `size` bytes (2 or 4) at `dst` to `value`.
 static CUresult fill(CUdeviceptr dst, unsigned value, size_t count,
                      size_t size) {
-  if (!fakeIsDeviceMemory(dst, size * count))
-    return kInvalidValue;
-  for (size_t i = 0; i < count; ++i)
-    if (size == 4)
-      ((uint32_t *)(uintptr_t)dst)[i] = value;
-    else
-      ((uint16_t *)(uintptr_t)dst)[i] = (uint16_t)value;
-  return kSuccess;
+  FakeMemoryNode node = {dst, 0, size * count, value, count, size};
+  return queueMemoryNode(&node);
 }
 
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count,

@@ -39,9 +39,11 @@ void releaseBuffers(std::vector<void *> &buffers) {
 } // namespace
 
 extern "C" int mp_cuda_graphs_enabled(void) {
+  // On unless MP_CUDA_GRAPHS=0: a run that cannot be captured falls back to
+  // plain launches.
   static const bool enabled = [] {
     const char *value = std::getenv("MP_CUDA_GRAPHS");
-    return value && *value && std::strcmp(value, "0") != 0;
+    return !value || std::strcmp(value, "0") != 0;
   }();
   return enabled;
 }

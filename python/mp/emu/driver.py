@@ -34,6 +34,13 @@ FAKE_DRIVER = Path("runtime", "fake", "fake_driver.c")
 _LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_char_p,
                            ctypes.POINTER(ctypes.c_uint), ctypes.c_uint,
                            ctypes.POINTER(ctypes.c_void_p))
+# Stream capture: a launch's kernel and arguments kept (a handle, or a negated
+# CUresult), run again by a graph launch, dropped with the graph.
+_RECORD = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_char_p,
+                           ctypes.POINTER(ctypes.c_uint), ctypes.c_uint,
+                           ctypes.POINTER(ctypes.c_void_p))
+_REPLAY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int64)
+_FORGET = ctypes.CFUNCTYPE(None, ctypes.c_int64)
 _LAUNCH_FAILED = 719
 
 
@@ -98,6 +105,15 @@ class Emulator:
         self._symbols: dict[int, dict[str, int]] = {}  # module -> variable addresses
         self._callback = _LAUNCH(self._launch)  # kept alive with the emulator
         self.lib.mp_emu_set_launch(self._callback)
+        self._graph_callbacks = (_RECORD(self._record), _REPLAY(self._replay),
+                                 _FORGET(self._forget))
+        self.lib.mp_emu_set_graph_hooks(*self._graph_callbacks)
+        #: Launches kept by stream captures, by handle: (module serial, kernel,
+        #: grid, block, dynamic shared bytes, argument bytes by name).
+        self._recorded: dict[int, tuple] = {}
+        self._next_handle = 0
+        #: Launches recorded by stream captures, and run again by graph launches.
+        self.captured = self.replayed = 0
         self._bytes: np.ndarray | None = None
         #: A list to profile launches into (mp.emu.profile), None otherwise.
         self.profile: list[LaunchProfile] | None = None
@@ -141,34 +157,66 @@ class Emulator:
             addresses[v.name] = pointer.value
         return addresses
 
-    def _launch(self, serial, ptx, name, dims, shared, params) -> int:
-        kernel_name = name.decode()
-        try:
-            module = self._modules.get(serial)
-            if module is None:
-                text = ctypes.string_at(ptx).decode()
-                module = self._modules[serial] = parse_module(text)
-                self._symbols[serial] = self._load_variables(text)
-            kernel = module[kernel_name]
-            values = {}
-            for i, p in enumerate(kernel.params):
-                values[p.name] = ctypes.string_at(params[i], p.size)
-            grid, block = tuple(dims[0:3]), tuple(dims[3:6])
-            start = time.perf_counter()
-            run_launch(kernel, grid, block, shared, values, self._memory(), self.stats,
-                       symbols=self._symbols[serial], profile=self.profile)
-            elapsed = time.perf_counter() - start
-            self.seconds += elapsed
-            if self.trace:
-                print(f"mp_emu: {kernel_name} grid {grid} block {block}: {elapsed * 1e3:.1f} ms",
-                      file=sys.stderr)
-            return 0
-        except (EmulationError, PtxError) as e:
+    def _decode(self, serial, ptx, name, dims, shared, params) -> tuple:
+        """The launch's module serial, kernel, grid, block, dynamic shared
+        bytes and argument bytes by parameter name (read now)."""
+        module = self._modules.get(serial)
+        if module is None:
+            text = ctypes.string_at(ptx).decode()
+            module = self._modules[serial] = parse_module(text)
+            self._symbols[serial] = self._load_variables(text)
+        kernel = module[name.decode()]
+        values = {p.name: ctypes.string_at(params[i], p.size) for i, p in enumerate(kernel.params)}
+        return serial, kernel, tuple(dims[0:3]), tuple(dims[3:6]), shared, values
+
+    def _execute(self, launch: tuple) -> None:
+        serial, kernel, grid, block, shared, values = launch
+        start = time.perf_counter()
+        run_launch(kernel, grid, block, shared, values, self._memory(), self.stats,
+                   symbols=self._symbols[serial], profile=self.profile)
+        elapsed = time.perf_counter() - start
+        self.seconds += elapsed
+        if self.trace:
+            print(f"mp_emu: {kernel.name} grid {grid} block {block}: {elapsed * 1e3:.1f} ms",
+                  file=sys.stderr)
+
+    def _failed(self, what: str, e: BaseException) -> int:
+        """Reports `e` as the launch's failure (nothing may cross the C callback)."""
+        if isinstance(e, (EmulationError, PtxError)):
             message = str(e)
-        except BaseException as e:  # noqa: BLE001 -- nothing may cross the C callback
+        else:
             # An emulator bug or an interrupt: the launch fails (ctypes would
             # otherwise return an undefined CUresult to the runtime).
-            message = f"kernel {kernel_name}: emulator failure: {type(e).__name__}: {e}"
+            message = f"kernel {what}: emulator failure: {type(e).__name__}: {e}"
         self.errors.append(message)
         self.lib.mp_emu_set_error(message.encode()[:4000])
         return _LAUNCH_FAILED
+
+    def _launch(self, serial, ptx, name, dims, shared, params) -> int:
+        try:
+            self._execute(self._decode(serial, ptx, name, dims, shared, params))
+            return 0
+        except BaseException as e:  # noqa: BLE001 -- see _failed
+            return self._failed(name.decode(), e)
+
+    def _record(self, serial, ptx, name, dims, shared, params) -> int:
+        try:
+            launch = self._decode(serial, ptx, name, dims, shared, params)
+        except BaseException as e:  # noqa: BLE001 -- see _failed
+            return -self._failed(name.decode(), e)
+        handle, self._next_handle = self._next_handle, self._next_handle + 1
+        self._recorded[handle] = launch
+        self.captured += 1
+        return handle
+
+    def _replay(self, handle) -> int:
+        launch = self._recorded[handle]
+        try:
+            self._execute(launch)
+            self.replayed += 1
+            return 0
+        except BaseException as e:  # noqa: BLE001 -- see _failed
+            return self._failed(launch[1].name, e)
+
+    def _forget(self, handle) -> None:
+        self._recorded.pop(handle, None)

@@ -5,7 +5,9 @@
 // what only the emulator's driver does: device memory is one host mapping
 // that the emulator reads and writes; modules keep their PTX text; a kernel
 // launch calls the function the emulator registered with mp_emu_set_launch,
-// which executes the kernel's PTX. CUDA graphs are not emulated.
+// which executes the kernel's PTX. Stream capture records launches (the
+// emulator keeps each one's arguments, mp_emu_set_graph_hooks), copies and
+// fills; a graph launch runs them again in order.
 //
 // Environment (besides the shared driver's, prefixed MP_EMU_: MP_EMU_CC,
 // default 90, MP_EMU_DEVICES, MP_EMU_FAIL, ...):
@@ -32,6 +34,27 @@ typedef int (*mp_emu_launch_fn)(uint64_t serial, const char *ptx,
 static mp_emu_launch_fn launchHook;
 
 void mp_emu_set_launch(mp_emu_launch_fn fn) { launchHook = fn; }
+
+/// Graph hooks: `record` keeps a launch's kernel and arguments (read now, as
+/// cuLaunchKernel does while capturing) and returns a handle >= 0, or a
+/// negated CUresult; `replay` runs a kept launch again and returns a
+/// CUresult; `forget` drops it when its graph is destroyed.
+typedef int64_t (*mp_emu_record_fn)(uint64_t serial, const char *ptx,
+                                    const char *kernel, const unsigned *dims,
+                                    unsigned sharedBytes, void **params);
+typedef int (*mp_emu_replay_fn)(int64_t handle);
+typedef void (*mp_emu_forget_fn)(int64_t handle);
+
+static mp_emu_record_fn recordHook;
+static mp_emu_replay_fn replayHook;
+static mp_emu_forget_fn forgetHook;
+
+void mp_emu_set_graph_hooks(mp_emu_record_fn record, mp_emu_replay_fn replay,
+                            mp_emu_forget_fn forget) {
+  recordHook = record;
+  replayHook = replay;
+  forgetHook = forget;
+}
 
 /// The text cuGetErrorString gives for the next failed launch.
 void mp_emu_set_error(const char *message) { fakeSetError(message); }
@@ -194,49 +217,123 @@ static CUresult fakeModuleGetFunction(CUfunction *function, CUmodule module,
   return kSuccess;
 }
 
+// --- Graphs ------------------------------------------------------------------
+
+/// A node of a captured graph: a launch kept by the emulator, or a copy or
+/// fill.
+typedef struct {
+  int64_t launch; // the record hook's handle; -1 for a memory node
+  FakeMemoryNode memory;
+} GraphNode;
+
+struct CUgraph_st {
+  GraphNode *nodes;
+  size_t count, capacity;
+};
+
+static CUgraph capturing;
+
+static int fakeCapturing(void) { return capturing != NULL; }
+
+static CUresult addNode(GraphNode node) {
+  if (capturing->count == capturing->capacity) {
+    size_t capacity = capturing->capacity ? 2 * capturing->capacity : 64;
+    GraphNode *grown = realloc(capturing->nodes, capacity * sizeof(GraphNode));
+    if (!grown)
+      return kOutOfMemory;
+    capturing->nodes = grown;
+    capturing->capacity = capacity;
+  }
+  capturing->nodes[capturing->count++] = node;
+  return kSuccess;
+}
+
+static CUresult fakeRecordMemoryNode(const FakeMemoryNode *node) {
+  GraphNode n = {-1, *node};
+  return addNode(n);
+}
+
 static CUresult fakeLaunch(CUfunction function, const unsigned dims[6],
                            unsigned sharedBytes, CUstream stream, void **params,
                            void **extra) {
   (void)stream;
   fakeSetError(NULL);
-  if (extra || !params || !launchHook) {
-    fakeSetError(launchHook ? "launches with 'extra' arguments are not "
-                              "emulated"
-                            : "no emulator is attached to the driver");
+  int attached = capturing ? recordHook != NULL : launchHook != NULL;
+  if (extra || !params || !attached) {
+    fakeSetError(attached ? "launches with 'extra' arguments are not "
+                            "emulated"
+                          : "no emulator is attached to the driver");
     return kLaunchFailed;
   }
-  return launchHook(function->module->serial, function->module->ptx,
-                    function->name, dims, sharedBytes, params);
+  if (!capturing)
+    return launchHook(function->module->serial, function->module->ptx,
+                      function->name, dims, sharedBytes, params);
+  int64_t handle = recordHook(function->module->serial, function->module->ptx,
+                              function->name, dims, sharedBytes, params);
+  if (handle < 0)
+    return (CUresult)-handle;
+  GraphNode n = {handle, {0, 0, 0, 0, 0, 0}};
+  return addNode(n);
 }
 
-// --- Graphs: not emulated, so the runtime launches step by step ------------
+static void releaseGraph(CUgraph graph) {
+  if (!graph)
+    return;
+  for (size_t i = 0; i < graph->count; ++i)
+    if (graph->nodes[i].launch >= 0 && forgetHook)
+      forgetHook(graph->nodes[i].launch);
+  free(graph->nodes);
+  free(graph);
+}
 
 static CUresult fakeCaptureBegin(CUstream stream, int mode) {
   (void)stream, (void)mode;
-  return kNotSupported;
+  if (capturing)
+    return kInvalidValue;
+  capturing = calloc(1, sizeof(*capturing));
+  return capturing ? kSuccess : kOutOfMemory;
 }
 
 static CUresult fakeCaptureEnd(CUstream stream, CUgraph *graph) {
-  (void)stream, (void)graph;
-  return kNotSupported;
+  (void)stream;
+  CUgraph g = capturing;
+  capturing = NULL;
+  if (!graph) {
+    releaseGraph(g);
+    return kSuccess;
+  }
+  if (!g)
+    return kInvalidValue;
+  *graph = g;
+  return kSuccess;
 }
 
+// The executable graph is the graph.
 static CUresult fakeGraphInstantiate(CUgraphExec *exec, CUgraph graph) {
-  (void)exec, (void)graph;
-  return kNotSupported;
+  *exec = (CUgraphExec)graph;
+  return kSuccess;
 }
 
 static CUresult fakeGraphLaunch(CUgraphExec exec, CUstream stream) {
-  (void)exec, (void)stream;
-  return kNotSupported;
+  (void)stream;
+  CUgraph g = (CUgraph)exec;
+  fakeSetError(NULL);
+  for (size_t i = 0; i < g->count; ++i) {
+    const GraphNode *n = &g->nodes[i];
+    CUresult result = n->launch >= 0 ? (CUresult)replayHook(n->launch)
+                                     : fakeRunMemoryNode(&n->memory);
+    if (result != kSuccess)
+      return result;
+  }
+  return kSuccess;
 }
 
 static CUresult fakeGraphExecDestroy(CUgraphExec exec) {
-  (void)exec;
+  (void)exec; // the graph itself owns the nodes
   return kSuccess;
 }
 
 static CUresult fakeGraphDestroy(CUgraph graph) {
-  (void)graph;
+  releaseGraph(graph);
   return kSuccess;
 }

@@ -10,8 +10,8 @@
  *
  * Threads: a library may be run from several threads at once. Runs of one
  * loaded library (every handle of one file) take turns under its lock;
- * runs of separate libraries do not wait for each other (with
- * MP_CUDA_GRAPHS=1, CUDA libraries do: the stream is captured whole).
+ * runs of separate libraries do not wait for each other (CUDA libraries
+ * do while CUDA graphs are on, the default: the stream is captured whole).
  * mp_last_error() is per thread. Closing a handle while another thread
  * uses it is the caller's error (docs/runtime.md, "Threads").
  *
@@ -231,9 +231,9 @@ mp_status mp_library_synchronize(mp_library *lib);
     its output (distinct buffers: the input is copied into the output on
     the device first). CUDA: the kernels are queued on the runtime's stream
     and the call returns before they finish; mp_library_upload and
-    mp_library_download wait for them. With MP_CUDA_GRAPHS=1 a run on the
-    same buffers as the captured one replays the graph. Libraries with
-    dynamic dims do not take it (MP_ERROR_INVALID). */
+    mp_library_download wait for them. With CUDA graphs on (the default) a
+    run on the same buffers as the captured one replays the graph. Libraries
+   with dynamic dims do not take it (MP_ERROR_INVALID). */
 mp_status mp_library_run_device(mp_library *lib, const void *const *inputs,
                                 void *const *outputs);
 
@@ -287,10 +287,11 @@ void mp_cuda_memref_free(void *device);
     then cached until the library holding `host` is closed. */
 void *mp_cuda_constant(const void *host, int64_t bytes);
 
-/** CUDA graphs, when MP_CUDA_GRAPHS=1 is set in the environment (off by
-    default until measured on a GPU): the generated wrapper keeps its device
-    inputs and outputs across runs and, from the second run on, captures the
-    model's launches once and replays them with one cuGraphLaunch. The
+/** CUDA graphs, on unless MP_CUDA_GRAPHS=0 is set in the environment: the
+    generated wrapper keeps its device inputs and outputs across runs and,
+    from the second run on, captures the model's launches once and replays
+    them with one cuGraphLaunch (a run that cannot be captured, or that reads
+    device values or a KV cache fill level on the host, runs plainly). The
     runtime then runs CUDA libraries one at a time (a capture records the
     whole stream). */
 int mp_cuda_graphs_enabled(void);

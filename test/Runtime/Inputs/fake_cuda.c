@@ -183,3 +183,13 @@ static CUresult fakeGraphDestroy(CUgraph graph) {
   free(graph);
   return kSuccess;
 }
+
+static int fakeCapturing(void) { return capturing != NULL; }
+
+// This driver's graphs hold fake_add launches only: a copy or fill on a
+// capturing stream fails, as an unsupported capture would.
+static CUresult fakeRecordMemoryNode(const FakeMemoryNode *node) {
+  (void)node;
+  fakePrint("copy or fill while capturing: not supported");
+  return kNotSupported;
+}
