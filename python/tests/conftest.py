@@ -249,3 +249,14 @@ step (float[2, 4, 1, 8] q, float[2, 2, 1, 8] k, float[2, 2, 1, 8] v, float[2, 2,
   y = Attention(q, key_cache_out, value_cache_out, , , , kv_len)
 }
 """
+
+
+def onnx24_step_feeds(rng, t: int) -> dict:
+    """ONNX24_STEP's inputs but the caches for step `t` of a decode loop: the
+    two sequences are at fill levels t and t + 2."""
+    import numpy as np
+    return {"q": rng.standard_normal((2, 4, 1, 8)).astype(np.float32),
+            "k": rng.standard_normal((2, 2, 1, 8)).astype(np.float32),
+            "v": rng.standard_normal((2, 2, 1, 8)).astype(np.float32),
+            "write_indices": np.array([t, t + 2], np.int64),
+            "kv_len": np.array([t + 1, t + 3], np.int64)}

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import BUILD, ONNX24_STEP, compiled_library
+from conftest import BUILD, ONNX24_STEP, compiled_library, onnx24_step_feeds
 
 import mp
 
@@ -381,11 +381,7 @@ def test_onnx24_tensor_scatter_caches_update_in_place(tmp_path):
     ours, theirs, jit_caches = [zeros(), zeros()], [zeros(), zeros()], [zeros(), zeros()]
     with mp.load(lib_path) as lib:
         for t in range(5):
-            step = {"q": rng.standard_normal((2, 4, 1, 8)).astype(np.float32),
-                    "k": rng.standard_normal((2, 2, 1, 8)).astype(np.float32),
-                    "v": rng.standard_normal((2, 2, 1, 8)).astype(np.float32),
-                    "write_indices": np.array([t, t + 2], np.int64),
-                    "kv_len": np.array([t + 1, t + 3], np.int64)}
+            step = onnx24_step_feeds(rng, t)
             y_ref, k_ref, v_ref = sess.run(None, {**step, "key_cache": theirs[0],
                                                   "value_cache": theirs[1]})
             outs = lib.run({**step, "key_cache": ours[0], "value_cache": ours[1]},

@@ -740,6 +740,8 @@ from mp.emu import Emulator
 emu = Emulator.install()
 import mp
 import onnxruntime as ort
+sys.path.insert(0, sys.argv[3])  # the tests' conftest
+from conftest import onnx24_step_feeds
 so = ort.SessionOptions()
 so.log_severity_level = 3  # its "in-place optimization not activated" warning
 sess = ort.InferenceSession(sys.argv[2], so, providers=["CPUExecutionProvider"])
@@ -748,11 +750,7 @@ rng = np.random.default_rng(2)
 theirs = [np.zeros((2, 2, 16, 8), np.float32) for _ in range(2)]
 device = [lib.to_device(c) for c in theirs]
 for t in range(5):
-    step = {"q": rng.standard_normal((2, 4, 1, 8)).astype(np.float32),
-            "k": rng.standard_normal((2, 2, 1, 8)).astype(np.float32),
-            "v": rng.standard_normal((2, 2, 1, 8)).astype(np.float32),
-            "write_indices": np.array([t, t + 2], np.int64),
-            "kv_len": np.array([t + 1, t + 3], np.int64)}
+    step = onnx24_step_feeds(rng, t)
     y, k, v = sess.run(None, {**step, "key_cache": theirs[0], "value_cache": theirs[1]})
     got = lib.run_device({**step, "key_cache": device[0], "value_cache": device[1]},
                          out={"key_cache_out": device[0], "value_cache_out": device[1]})
@@ -785,8 +783,8 @@ def test_onnx24_tensor_scatter_caches_on_the_emulator(precision, tmp_path):
     script = tmp_path / "loop.py"
     script.write_text(TENSOR_SCATTER_LOOP)
     proc = subprocess.run([sys.executable, str(script), str(tmp_path / "cuda.so"),
-                           str(model / "model.onnx")], env=ENV, capture_output=True, text=True,
-                          timeout=600)
+                           str(model / "model.onnx"), str(Path(__file__).parent)], env=ENV,
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     rows = [line.split() for line in proc.stdout.splitlines() if line[:1].isdigit()]
     assert len(rows) == 5 * 3, proc.stdout

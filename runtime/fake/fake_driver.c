@@ -97,9 +97,8 @@ fakeLaunch(CUfunction function, const unsigned dims[6], unsigned sharedBytes,
 /// capture mode either way.
 static CUresult fakeCaptureBegin(CUstream stream, int mode);
 static CUresult fakeCaptureEnd(CUstream stream, CUgraph *graph);
-static CUresult fakeGraphInstantiate(CUgraphExec *exec, CUgraph graph);
-static CUresult fakeGraphLaunch(CUgraphExec exec, CUstream stream);
-static CUresult fakeGraphExecDestroy(CUgraphExec exec);
+/// A graph launch runs the graph's nodes (the executable graph is the graph).
+static CUresult fakeGraphLaunch(CUgraph graph, CUstream stream);
 static CUresult fakeGraphDestroy(CUgraph graph);
 
 /// An asynchronous copy (`src` set) or fill (`count` elements of
@@ -335,17 +334,19 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
                                      unsigned long long flags) {
   (void)flags;
   FAKE_ENTRY(cuGraphInstantiateWithFlags);
-  return fakeGraphInstantiate(exec, graph);
+  *exec = (CUgraphExec)graph;
+  return kSuccess;
 }
 
 CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
   FAKE_ENTRY(cuGraphLaunch);
-  return fakeGraphLaunch(exec, stream);
+  return fakeGraphLaunch((CUgraph)exec, stream);
 }
 
 CUresult cuGraphExecDestroy(CUgraphExec exec) {
+  (void)exec; // the graph owns its nodes
   FAKE_ENTRY(cuGraphExecDestroy);
-  return fakeGraphExecDestroy(exec);
+  return kSuccess;
 }
 
 CUresult cuGraphDestroy(CUgraph graph) {

@@ -308,15 +308,8 @@ static CUresult fakeCaptureEnd(CUstream stream, CUgraph *graph) {
   return kSuccess;
 }
 
-// The executable graph is the graph.
-static CUresult fakeGraphInstantiate(CUgraphExec *exec, CUgraph graph) {
-  *exec = (CUgraphExec)graph;
-  return kSuccess;
-}
-
-static CUresult fakeGraphLaunch(CUgraphExec exec, CUstream stream) {
+static CUresult fakeGraphLaunch(CUgraph g, CUstream stream) {
   (void)stream;
-  CUgraph g = (CUgraph)exec;
   fakeSetError(NULL);
   for (size_t i = 0; i < g->count; ++i) {
     const GraphNode *n = &g->nodes[i];
@@ -325,11 +318,6 @@ static CUresult fakeGraphLaunch(CUgraphExec exec, CUstream stream) {
     if (result != kSuccess)
       return result;
   }
-  return kSuccess;
-}
-
-static CUresult fakeGraphExecDestroy(CUgraphExec exec) {
-  (void)exec; // the graph itself owns the nodes
   return kSuccess;
 }
 

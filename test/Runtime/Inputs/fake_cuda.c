@@ -158,23 +158,11 @@ static CUresult fakeCaptureEnd(CUstream stream, CUgraph *graph) {
   return kSuccess;
 }
 
-// The executable graph is the graph.
-static CUresult fakeGraphInstantiate(CUgraphExec *exec, CUgraph graph) {
-  *exec = (CUgraphExec)graph;
-  return kSuccess;
-}
-
-static CUresult fakeGraphLaunch(CUgraphExec exec, CUstream stream) {
+static CUresult fakeGraphLaunch(CUgraph g, CUstream stream) {
   (void)stream;
-  CUgraph g = (CUgraph)exec;
   fakePrint("cuGraphLaunch (%d launches)", g->count);
   for (int i = 0; i < g->count; ++i)
     fakeAdd(g->launches[i]);
-  return kSuccess;
-}
-
-static CUresult fakeGraphExecDestroy(CUgraphExec exec) {
-  (void)exec; // the graph itself owns the launches
   return kSuccess;
 }
 
