@@ -94,6 +94,123 @@ struct CollapseBroadcastDims
   }
 };
 
+/// `op` copies its one input to its init, all loops parallel, the init
+/// indexed by the loops (a transpose or broadcast as a generic).
+static bool isCopyGeneric(linalg::GenericOp op) {
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return false;
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  return yield.getNumOperands() == 1 &&
+         yield.getOperand(0) ==
+             op.getMatchingBlockArgument(op.getDpsInputOperand(0));
+}
+
+/// A transpose between a reshape that merges dims and one that splits the
+/// merged dim again (the dynamo export of attention: the keys [B, H, T, D]
+/// viewed as [B*H, T, D] for a batched transpose, then as [B, H, D, T]) is
+/// a transpose of the unmerged tensor followed by the merge of what the
+/// split leaves merged. Rewritten so, the reshapes no longer stand between
+/// the keys and Q·Kᵀ: a copy producing the unmerged tensor (the repeat of
+/// shared KV heads) joins the transpose, and CollapseBroadcastDims takes the
+/// merge that remains.
+struct TransposeThroughReshapes
+    : public OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = expand.getSrc().getDefiningOp<linalg::GenericOp>();
+    if (!isCopyGeneric(transpose) || !transpose->hasOneUse())
+      return failure();
+    AffineMap perm =
+        transpose.getMatchingIndexingMap(transpose.getDpsInputOperand(0));
+    auto collapse =
+        transpose.getDpsInputs()[0].getDefiningOp<tensor::CollapseShapeOp>();
+    if (!perm.isPermutation() || !collapse || !collapse->hasOneUse() ||
+        !collapse.getSrcType().hasStaticShape() ||
+        !expand.getResultType().hasStaticShape())
+      return failure();
+    ArrayRef<int64_t> source = collapse.getSrcType().getShape();
+    ArrayRef<int64_t> result = expand.getResultType().getShape();
+    SmallVector<ReassociationIndices> merged =
+        collapse.getReassociationIndices();
+    SmallVector<ReassociationIndices> split = expand.getReassociationIndices();
+
+    // Loop by loop of the transpose (its result dims): the source dims of
+    // the collapsed dim it reads become loops of the new transpose, and the
+    // split's dims of that loop must each cover consecutive ones of them.
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<int64_t> loopOfSource(source.size());
+    SmallVector<int64_t> shape;
+    SmallVector<ReassociationIndices> remerge;
+    for (unsigned i = 0, e = perm.getNumResults(); i < e; ++i) {
+      // Collapsed dim k is read at loop i.
+      unsigned k = *perm.getResultPosition(getAffineDimExpr(i, ctx));
+      const ReassociationIndices &group = merged[k];
+      size_t next = 0;
+      for (int64_t d : split[i]) {
+        int64_t size = 1;
+        ReassociationIndices covered;
+        // The last dim of the split takes the group's trailing unit dims.
+        while (next < group.size() &&
+               (size < result[d] ||
+                (d == split[i].back() && source[group[next]] == 1))) {
+          loopOfSource[group[next]] = shape.size();
+          covered.push_back(shape.size());
+          shape.push_back(source[group[next]]);
+          size *= source[group[next++]];
+        }
+        if (size != result[d])
+          return failure();    // the split cuts a merged dim
+        if (covered.empty()) { // a unit dim the split adds: a loop of its own
+          covered.push_back(shape.size());
+          shape.push_back(1);
+        }
+        remerge.push_back(covered);
+      }
+      if (next != group.size())
+        return failure();
+    }
+    if (llvm::all_of(merged, [](auto &g) { return g.size() == 1; }))
+      return failure();
+
+    // The new transpose reads the source, or what a copy reads to produce
+    // it (that copy is then dead).
+    Value input = collapse.getSrc();
+    SmallVector<AffineExpr> reads;
+    for (int64_t loop : loopOfSource)
+      reads.push_back(getAffineDimExpr(loop, ctx));
+    AffineMap map = AffineMap::get(shape.size(), 0, reads, ctx);
+    auto copy = input.getDefiningOp<linalg::GenericOp>();
+    if (isCopyGeneric(copy) && copy->hasOneUse()) {
+      map =
+          copy.getMatchingIndexingMap(copy.getDpsInputOperand(0)).compose(map);
+      input = copy.getDpsInputs()[0];
+    }
+    Location loc = transpose.getLoc();
+    Type element = expand.getResultType().getElementType();
+    Value init = tensor::EmptyOp::create(rewriter, loc, shape, element);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, RankedTensorType::get(shape, element), ValueRange{input},
+        ValueRange{init},
+        ArrayRef<AffineMap>{map, rewriter.getMultiDimIdentityMap(shape.size())},
+        SmallVector<utils::IteratorType>(shape.size(),
+                                         utils::IteratorType::parallel),
+        [](OpBuilder &b, Location l, ValueRange args) {
+          linalg::YieldOp::create(b, l, args[0]);
+        });
+    Value replacement = generic.getResult(0);
+    if (remerge.size() != shape.size())
+      replacement = tensor::CollapseShapeOp::create(rewriter, expand.getLoc(),
+                                                    expand.getResultType(),
+                                                    replacement, remerge);
+    rewriter.replaceOp(expand, replacement);
+    return success();
+  }
+};
+
 struct GeneralizeLayoutOpsPass
     : public mp::impl::GeneralizeLayoutOpsBase<GeneralizeLayoutOpsPass> {
   void runOnOperation() override {
@@ -112,7 +229,8 @@ struct GeneralizeLayoutOpsPass
       }
     }
     RewritePatternSet patterns(&getContext());
-    patterns.add<CollapseBroadcastDims>(&getContext());
+    patterns.add<CollapseBroadcastDims, TransposeThroughReshapes>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

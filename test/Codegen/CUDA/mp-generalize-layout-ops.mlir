@@ -112,3 +112,69 @@ func.func @merge_of_read_dims_stays(%x: tensor<2x3x4xf32>) -> tensor<6x4x5xf32> 
   %c = tensor.collapse_shape %b [[0, 1], [2], [3]] : tensor<2x3x4x5xf32> into tensor<6x4x5xf32>
   return %c : tensor<6x4x5xf32>
 }
+
+// -----
+
+// The dynamo export of the same attention (llama_dynamo, batch 2, cache 8),
+// trimmed from its lowering: the repeated keys [2, 2, 2, 8, 16] merged with
+// the batch into [8, 8, 16] for a batched transpose, then split again into
+// [2, 4, 16, 8]. The transpose moves before the reshapes and takes the
+// repeat's copy; the merge left (KV head and its copies) folds into the
+// head dim, so one generic reads the cache at KV head h floordiv 2, as for
+// the TorchScript export, and fuses with the scaling.
+// CHECK-DAG: #[[KT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 floordiv 2, 0, d3, d2)>
+// CHECK-LABEL: func.func @dynamo_batched_transpose_of_repeated_keys
+//  CHECK-SAME:   (%[[K:.+]]: tensor<2x2x1x8x16xf32>)
+//   CHECK-NOT:   tensor.collapse_shape
+//   CHECK-NOT:   tensor.expand_shape
+//       CHECK:   %[[T:.+]] = linalg.generic {indexing_maps = [#[[KT]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[K]] : tensor<2x2x1x8x16xf32>) outs(%{{.+}} : tensor<2x4x16x8xf32>)
+//   CHECK-NOT:   tensor.collapse_shape
+//   CHECK-NOT:   tensor.expand_shape
+// FUSED-LABEL: func.func @dynamo_batched_transpose_of_repeated_keys
+//       FUSED:   linalg.generic
+//  FUSED-SAME:     ins(%{{.+}} : tensor<2x2x1x8x16xf32>) outs(%{{.+}} : tensor<2x4x16x8xf16>)
+//   FUSED-NOT:   linalg.generic
+func.func @dynamo_batched_transpose_of_repeated_keys(%k: tensor<2x2x1x8x16xf32>) -> tensor<2x4x16x8xf16> {
+  %scale = arith.constant 5.000000e-01 : f32
+  %e0 = tensor.empty() : tensor<2x2x2x8x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, 0, d3, d4)>,
+                                        affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%k : tensor<2x2x1x8x16xf32>) outs(%e0 : tensor<2x2x2x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x2x2x8x16xf32>
+  %c = tensor.collapse_shape %r [[0, 1, 2], [3], [4]] : tensor<2x2x2x8x16xf32> into tensor<8x8x16xf32>
+  %e1 = tensor.empty() : tensor<8x16x8xf32>
+  %t = linalg.transpose ins(%c : tensor<8x8x16xf32>) outs(%e1 : tensor<8x16x8xf32>) permutation = [0, 2, 1]
+  %x = tensor.expand_shape %t [[0, 1], [2], [3]] output_shape [2, 4, 16, 8] : tensor<8x16x8xf32> into tensor<2x4x16x8xf32>
+  %e2 = tensor.empty() : tensor<2x4x16x8xf16>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>,
+                                        affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x4x16x8xf32>) outs(%e2 : tensor<2x4x16x8xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %0 = arith.mulf %in, %scale : f32
+    %1 = arith.truncf %0 : f32 to f16
+    linalg.yield %1 : f16
+  } -> tensor<2x4x16x8xf16>
+  return %s : tensor<2x4x16x8xf16>
+}
+
+// -----
+
+// A split that cuts a merged dim ([2, 3] merged into 6, split as [3, 2]) is
+// a real reshape: nothing moves.
+// CHECK-LABEL: func.func @split_across_merged_dims_stays
+//       CHECK:   tensor.collapse_shape
+//       CHECK:   linalg.generic
+//       CHECK:   tensor.expand_shape
+// FUSED-LABEL: func.func @split_across_merged_dims_stays
+//       FUSED:   tensor.expand_shape
+func.func @split_across_merged_dims_stays(%x: tensor<2x3x4xf32>) -> tensor<4x3x2xf32> {
+  %c = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+  %e = tensor.empty() : tensor<4x6xf32>
+  %t = linalg.transpose ins(%c : tensor<6x4xf32>) outs(%e : tensor<4x6xf32>) permutation = [1, 0]
+  %x2 = tensor.expand_shape %t [[0], [1, 2]] output_shape [4, 3, 2] : tensor<4x6xf32> into tensor<4x3x2xf32>
+  return %x2 : tensor<4x3x2xf32>
+}

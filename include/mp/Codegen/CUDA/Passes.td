@@ -24,6 +24,14 @@ def GeneralizeLayoutOps : Pass<"mp-generalize-layout-ops", "mlir::ModuleOp"> {
     KV heads repeated, then folded into the head dim) becomes one generic
     writing the collapsed tensor, reading that dim at the collapsed index
     divided by the merged extent: fusion does not cross reshapes.
+
+    A transpose between a `tensor.collapse_shape` and a
+    `tensor.expand_shape` that splits the merged dim again along the same
+    boundaries (dynamo's attention views the keys [B, H, T, D] as
+    [B*H, T, D] for a batched transpose, then as [B, H, D, T]) becomes a
+    transpose of the uncollapsed tensor, taking a copy that produces it (the
+    repeat of KV heads) into its indexing map, followed by the merges the
+    split leaves, which the fold above then takes.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
