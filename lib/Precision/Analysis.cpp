@@ -407,30 +407,43 @@ static BlockArgument graphInput(Operation *root, Value v) {
   return arg;
 }
 
-std::optional<std::string>
+std::optional<std::pair<Compute, std::string>>
 PrecisionAnalysis::carriedState(Operation *op) const {
   auto func = dyn_cast<func::FuncOp>(root);
   if (!func || op->getParentOp() != root)
     return std::nullopt;
+  auto computeOf = [](Type t) -> std::optional<Compute> {
+    Type e = getElementTypeOrSelf(t);
+    if (e.isF32())
+      return Compute::F32;
+    if (e.isF16())
+      return Compute::F16;
+    return std::nullopt;
+  };
   std::optional<unsigned> input, output;
+  std::optional<Compute> type;
   for (auto [i, v] : llvm::enumerate(op->getOperands()))
     if (BlockArgument arg = graphInput(root, v);
-        arg && !isIndexOperand(op, i) &&
-        getElementTypeOrSelf(arg.getType()).isF32())
+        arg && !isIndexOperand(op, i) && computeOf(arg.getType())) {
       input = arg.getArgNumber();
+      type = computeOf(arg.getType());
+    }
   for (Value result : op->getResults())
     for (OpOperand &use : result.getUses())
-      if (isa<func::ReturnOp>(use.getOwner()) &&
-          getElementTypeOrSelf(result.getType()).isF32())
+      if (isa<func::ReturnOp>(use.getOwner()) && type &&
+          computeOf(result.getType()) == type)
         output = use.getOperandNumber();
   if (!input || !output)
     return std::nullopt;
   auto inName = func.getArgAttrOfType<StringAttr>(*input, "mp.name");
   auto outName = func.getResultAttrOfType<StringAttr>(*output, "mp.name");
-  return "carries fp32 state from graph input '" +
-         (inName ? inName.str() : "#" + std::to_string(*input)) +
-         "' to graph output '" +
-         (outName ? outName.str() : "#" + std::to_string(*output)) + "'";
+  return std::make_pair(
+      *type,
+      std::string("carries ") + (*type == Compute::F16 ? "fp16" : "fp32") +
+          " state from graph input '" +
+          (inName ? inName.str() : "#" + std::to_string(*input)) +
+          "' to graph output '" +
+          (outName ? outName.str() : "#" + std::to_string(*output)) + "'");
 }
 
 void PrecisionAnalysis::propagate() {
@@ -453,15 +466,16 @@ void PrecisionAnalysis::propagate() {
       set(op, Compute::F32, decisions[op].rule);
   }
 
-  // 2. Data movement carrying fp32 state from a graph input to a graph
-  // output (a KV cache's Concat or TensorScatter) stays fp32 while the graph
-  // keeps its I/O types: in fp16 the state the caller passes back would be
-  // rounded, and all of it cast to fp16 and back every step.
+  // 2. Data movement carrying state from a graph input to a graph output of
+  // the same type (a KV cache's Concat or TensorScatter) computes in that
+  // type while the graph keeps its I/O types: fp32 state in fp16 would be
+  // rounded, and all of it cast and cast back every step, as would fp16
+  // state through fp32.
   if (keepIoTypes)
     for (Operation *op : order)
       if (open(op) && cls(op) == PrecisionClass::clear)
-        if (std::optional<std::string> why = carriedState(op))
-          set(op, Compute::F32, *why);
+        if (auto state = carriedState(op))
+          set(op, state->first, state->second);
 
   // 3. Deny spreads forward through infer ops, and through clear ops that
   // lead (through clear ops) to an infer or deny op.

@@ -456,3 +456,20 @@ func.func @tensor_scatter_cache(%h: tensor<2x1x8xf32>, %w: tensor<8x8xf32>, %cac
 // CHECK-LABEL: func.func @tensor_scatter_cache(
 // CHECK: mp.reshape {{.*}}compute = f16, cls = clear
 // CHECK: mp.tensor_scatter {{.*}}compute = f32, cls = clear, rule = "carries fp32 state from graph input 'key_cache' to graph output 'key_cache_out'"
+
+// -----
+
+// An fp16 export's cache (trimmed from llama_ts_fp16, layer 0's key cache):
+// the new rows come out of the rotary embedding in fp32 (propagated from
+// its deny ops), but the past and present caches are f16 graph I/O, so the
+// Concat computes in f16 rather than widen the whole cache and narrow it
+// again for the output.
+func.func @fp16_kv_cache_concat(%k: tensor<1x2x1x16xf16>, %cos: tensor<1x1x1x16xf16>, %past: tensor<1x2x7x16xf16> {mp.name = "past_key_values.0.key"}) -> (tensor<1x2x8x16xf16> {mp.name = "present.0.key"}) {
+  %0 = mp.cos %cos : tensor<1x1x1x16xf16> loc("/lm/model/rotary_emb/Cos")
+  %1 = mp.mul %k, %0 : (tensor<1x2x1x16xf16>, tensor<1x1x1x16xf16>) -> tensor<1x2x1x16xf16> loc("/lm/model/layers.0/self_attn/Mul_2")
+  %2 = mp.concat %past, %1 {axis = -2 : i64} : (tensor<1x2x7x16xf16>, tensor<1x2x1x16xf16>) -> tensor<1x2x8x16xf16> loc("/lm/model/layers.0/self_attn/Concat_4")
+  return %2 : tensor<1x2x8x16xf16>
+}
+// CHECK-LABEL: func.func @fp16_kv_cache_concat(
+// CHECK: mp.mul {{.*}}compute = f32, cls = infer, rule = "propagated from deny node '/lm/model/rotary_emb/Cos'"
+// CHECK: mp.concat {{.*}}compute = f16, cls = clear, rule = "carries fp16 state from graph input 'past_key_values.0.key' to graph output 'present.0.key'"

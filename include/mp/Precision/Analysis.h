@@ -92,8 +92,8 @@ public:
   };
 
   /// `keepIoTypes`: the graph's inputs and outputs keep their types (what
-  /// mp-assign-precision's keep-io-types decides); data movement that only
-  /// carries an fp32 input to an fp32 output then stays fp32.
+  /// mp-assign-precision's keep-io-types decides); data movement that
+  /// carries an input to an output of the same type then computes in it.
   PrecisionAnalysis(mlir::Operation *root, const PrecisionPolicy &policy,
                     const RangeOptions &ranges = {}, bool keepIoTypes = true);
 
@@ -124,10 +124,11 @@ private:
   void keepValueFp32(mlir::Operation *op, unsigned result, llvm::StringRef kind,
                      const std::string &why);
   void propagate();
-  /// Why `op` carries fp32 state: it reads an f32 graph input and its result
-  /// is an f32 graph output ("carries fp32 state from graph input 'past' to
-  /// graph output 'present'"), or nothing.
-  std::optional<std::string> carriedState(mlir::Operation *op) const;
+  /// The type `op` carries state in, and why: it reads an f32 (f16) graph
+  /// input and its result is an f32 (f16) graph output ("carries fp32 state
+  /// from graph input 'past' to graph output 'present'"), or nothing.
+  std::optional<std::pair<Compute, std::string>>
+  carriedState(mlir::Operation *op) const;
 
   llvm::SmallVector<mlir::Operation *> predecessors(mlir::Operation *op) const;
   llvm::SmallVector<mlir::Operation *> successors(mlir::Operation *op) const;
