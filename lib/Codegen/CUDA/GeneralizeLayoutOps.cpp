@@ -153,10 +153,12 @@ struct TransposeThroughReshapes
       for (int64_t d : split[i]) {
         int64_t size = 1;
         ReassociationIndices covered;
-        // The last dim of the split takes the group's trailing unit dims.
-        while (next < group.size() &&
-               (size < result[d] ||
-                (d == split[i].back() && source[group[next]] == 1))) {
+        // A unit dim of the split takes the group's unit dims in its place,
+        // and the last dim of the split the group's trailing ones.
+        while (
+            next < group.size() &&
+            (size < result[d] || (source[group[next]] == 1 &&
+                                  (result[d] == 1 || d == split[i].back())))) {
           loopOfSource[group[next]] = shape.size();
           covered.push_back(shape.size());
           shape.push_back(source[group[next]]);

@@ -163,6 +163,34 @@ func.func @dynamo_batched_transpose_of_repeated_keys(%k: tensor<2x2x1x8x16xf32>)
 
 // -----
 
+// The same at batch 1 (llama_dynamo's test_data_set_0: 4 positions): the
+// split's unit batch dim takes the merged group's unit batch dim, so the KV
+// head stays the outermost of what remains merged and the repeat folds.
+// CHECK-DAG: #[[KT1:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 floordiv 2, 0, d3, d2)>
+// CHECK-LABEL: func.func @dynamo_batched_transpose_at_batch_1
+//   CHECK-NOT:   tensor.collapse_shape
+//       CHECK:   linalg.generic {indexing_maps = [#[[KT1]], #{{.+}}], {{.*}}ins(%{{.+}} : tensor<1x2x1x4x16xf32>) outs(%{{.+}} : tensor<1x4x16x4xf32>)
+//   CHECK-NOT:   tensor.collapse_shape
+//   CHECK-NOT:   tensor.expand_shape
+// FUSED-LABEL: func.func @dynamo_batched_transpose_at_batch_1
+func.func @dynamo_batched_transpose_at_batch_1(%k: tensor<1x2x1x4x16xf32>) -> tensor<1x4x16x4xf32> {
+  %e0 = tensor.empty() : tensor<1x2x2x4x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, 0, d3, d4)>,
+                                        affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%k : tensor<1x2x1x4x16xf32>) outs(%e0 : tensor<1x2x2x4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x2x4x16xf32>
+  %c = tensor.collapse_shape %r [[0, 1, 2], [3], [4]] : tensor<1x2x2x4x16xf32> into tensor<4x4x16xf32>
+  %e1 = tensor.empty() : tensor<4x16x4xf32>
+  %t = linalg.transpose ins(%c : tensor<4x4x16xf32>) outs(%e1 : tensor<4x16x4xf32>) permutation = [0, 2, 1]
+  %x = tensor.expand_shape %t [[0, 1], [2], [3]] output_shape [1, 4, 16, 4] : tensor<4x16x4xf32> into tensor<1x4x16x4xf32>
+  return %x : tensor<1x4x16x4xf32>
+}
+
+// -----
+
 // A split that cuts a merged dim ([2, 3] merged into 6, split as [3, 2]) is
 // a real reshape: nothing moves.
 // CHECK-LABEL: func.func @split_across_merged_dims_stays
