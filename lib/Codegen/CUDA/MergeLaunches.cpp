@@ -1,9 +1,11 @@
 //===- MergeLaunches.cpp - independent kernels in one launch --------------===//
 //
 // Every launch costs a few microseconds of GPU time however little it does,
-// and a decode step's projections are small. Consecutive launches that
-// touch disjoint memory run as one: blocks [start_k, start_k + blocks_k)
-// of the merged grid run launch k's body.
+// and a decode step's projections are small. Launches that touch disjoint
+// memory run as one: blocks [start_k, start_k + blocks_k) of the merged
+// grid run launch k's body. A launch joins the earliest group it can move
+// up to: past groups it shares no written byte with, up to the last op
+// that may touch memory otherwise.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,18 +77,20 @@ std::optional<Member> asMember(gpu::LaunchOp op) {
   return m;
 }
 
-/// Whether `next` can join `group`: adjacent to its last launch, touching
-/// nothing the others write (or writing nothing they touch), and runnable
-/// at the group's block width.
-bool canJoin(ArrayRef<Member> group, const Member &next) {
-  if (!mp::onlyEffectFreeBetween(group.back().op, next.op))
-    return false;
+/// Whether `next` touches nothing a member of `group` writes and writes
+/// nothing they touch: it may then run before, after or beside them.
+bool independent(ArrayRef<Member> group, const Member &next) {
+  return llvm::none_of(group, [&](const Member &m) {
+    return mp::conflict(m.accesses, next.accesses);
+  });
+}
+
+/// Whether `next`, independent of `group`, can run at the group's block
+/// width.
+bool fitsWidth(ArrayRef<Member> group, const Member &next) {
   int64_t width = next.threads;
-  for (const Member &m : group) {
-    if (mp::conflict(m.accesses, next.accesses))
-      return false;
+  for (const Member &m : group)
     width = std::max(width, m.threads);
-  }
   // Narrower members run on the first threads of each block: in whole
   // warps when warp-level ops need every lane.
   auto fits = [&](const Member &m) {
@@ -97,11 +101,14 @@ bool canJoin(ArrayRef<Member> group, const Member &next) {
 
 void merge(ArrayRef<Member> group, IRRewriter &rewriter) {
   gpu::LaunchOp first = group.front().op;
-  // What lies between the members (constants, views) goes above the first.
-  SmallVector<Operation *> members;
-  for (const Member &m : group)
-    members.push_back(m.op);
-  mp::hoistBetween(first, members.back(), members);
+  // What lies between the members (constants, views) goes above the first;
+  // other groups' launches there stay, to run after this one.
+  SmallVector<Operation *> launches;
+  for (Operation *op = first; op != group.back().op; op = op->getNextNode())
+    if (isa<gpu::LaunchOp>(op))
+      launches.push_back(op);
+  launches.push_back(group.back().op);
+  mp::hoistBetween(first, group.back().op, launches);
   Location loc = first.getLoc();
   rewriter.setInsertionPoint(first);
   auto c = [&](int64_t v) {
@@ -163,30 +170,53 @@ void merge(ArrayRef<Member> group, IRRewriter &rewriter) {
 struct MergeLaunchesPass
     : public mp::impl::MergeLaunchesBase<MergeLaunchesPass> {
   void runOnOperation() override {
-    SmallVector<gpu::LaunchOp> launches;
+    SmallVector<Block *> blocks;
     getOperation().walk([&](gpu::LaunchOp op) {
-      if (!op->getParentOfType<gpu::LaunchOp>())
-        launches.push_back(op);
+      if (!op->getParentOfType<gpu::LaunchOp>() &&
+          !llvm::is_contained(blocks, op->getBlock()))
+        blocks.push_back(op->getBlock());
     });
+    IRRewriter rewriter(&getContext());
+    for (Block *block : blocks)
+      for (SmallVector<Member> &group : groupLaunches(*block))
+        if (group.size() > 1)
+          merge(group, rewriter);
+  }
+
+  /// The launches of `block` in groups, each to run as one launch at its
+  /// first member's place, the groups in order.
+  static SmallVector<SmallVector<Member>> groupLaunches(Block &block) {
     SmallVector<SmallVector<Member>> groups;
-    for (gpu::LaunchOp op : launches) {
-      std::optional<Member> m = asMember(op);
-      if (!m) {
-        groups.emplace_back(); // a barrier between groups
+    size_t open = 0; // groups from here on may still take launches
+    for (Operation &op : block) {
+      auto launch = dyn_cast<gpu::LaunchOp>(op);
+      if (!launch) {
+        // Nothing moves past an op that may touch memory.
+        if (!isMemoryEffectFree(&op))
+          open = groups.size();
         continue;
       }
-      if (!groups.empty() && !groups.back().empty() &&
-          canJoin(groups.back(), *m)) {
-        groups.back().push_back(std::move(*m));
+      std::optional<Member> m = asMember(launch);
+      if (!m) {
+        open = groups.size();
+        continue;
+      }
+      // The earliest group it can join, moving up past the later ones.
+      std::optional<size_t> join;
+      for (size_t g = groups.size(); g-- > open;) {
+        if (!independent(groups[g], *m))
+          break;
+        if (fitsWidth(groups[g], *m))
+          join = g;
+      }
+      if (join) {
+        groups[*join].push_back(std::move(*m));
         continue;
       }
       groups.emplace_back();
       groups.back().push_back(std::move(*m));
     }
-    IRRewriter rewriter(&getContext());
-    for (SmallVector<Member> &group : groups)
-      if (group.size() > 1)
-        merge(group, rewriter);
+    return groups;
   }
 };
 

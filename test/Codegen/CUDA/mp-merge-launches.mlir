@@ -77,3 +77,104 @@ func.func @kept_apart(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>
   }
   return
 }
+
+// -----
+
+// qwen3's q and k projections, each followed by its per-head RMSNorm's
+// statistic (rows of 16, one thread per row), then the v projection
+// (shapes of qwen3_ts at batch 1, bodies cut down to loads and stores). The
+// k and v projections move up past the q statistic, which they do not
+// touch, into the q projection's launch; the k statistic, which reads k,
+// joins the q statistic's launch after it: two launches instead of five.
+// CHECK-LABEL: func.func @projections_past_norm_statistics
+//  CHECK-SAME:   (%[[X:.+]]: memref<64xf16>, %[[Q:.+]]: memref<64xf16>, %[[K:.+]]: memref<32xf16>, %[[V:.+]]: memref<32xf16>, %[[QS:.+]]: memref<4xf32>, %[[KS:.+]]: memref<2xf32>)
+//       CHECK:   gpu.launch
+//       CHECK:       memref.store %{{.+}}, %[[Q]]
+//       CHECK:       memref.store %{{.+}}, %[[K]]
+//       CHECK:       memref.store %{{.+}}, %[[V]]
+//       CHECK:   gpu.launch
+//       CHECK:       memref.load %[[Q]]
+//       CHECK:       memref.store %{{.+}}, %[[QS]]
+//       CHECK:       memref.load %[[K]]
+//       CHECK:       memref.store %{{.+}}, %[[KS]]
+//   CHECK-NOT:   gpu.launch
+func.func @projections_past_norm_statistics(%x: memref<64xf16>, %q: memref<64xf16>, %k: memref<32xf16>, %v: memref<32xf16>, %qs: memref<4xf32>, %ks: memref<2xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%tx] : memref<64xf16>
+    memref.store %e, %q[%tx] : memref<64xf16>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %i = arith.muli %tx, %c16 : index
+    %e = memref.load %q[%i] : memref<64xf16>
+    %f = arith.extf %e : f16 to f32
+    memref.store %f, %qs[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%tx] : memref<64xf16>
+    memref.store %e, %k[%tx] : memref<32xf16>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c2, %sy = %c1, %sz = %c1) {
+    %i = arith.muli %tx, %c16 : index
+    %e = memref.load %k[%i] : memref<32xf16>
+    %f = arith.extf %e : f16 to f32
+    memref.store %f, %ks[%tx] : memref<2xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%tx] : memref<64xf16>
+    memref.store %e, %v[%tx] : memref<32xf16>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Nothing moves past an op that may touch memory: the third launch is
+// independent of the second, but a host store stands between them and the
+// first.
+// CHECK-LABEL: func.func @host_store_between
+//       CHECK:   gpu.launch
+//       CHECK:   memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<1xf32>
+//       CHECK:   gpu.launch
+//   CHECK-NOT:   gpu.launch
+func.func @host_store_between(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>, %w: memref<32xf32>, %h: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %one = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%tx] : memref<32xf32>
+    memref.store %e, %y[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  memref.store %one, %h[%c0] : memref<1xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %e = memref.load %y[%tx] : memref<32xf32>
+    memref.store %e, %z[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %e = memref.load %x[%tx] : memref<32xf32>
+    memref.store %e, %w[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}

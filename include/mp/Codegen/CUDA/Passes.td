@@ -89,15 +89,19 @@ def ContractionToMma : Pass<"mp-contraction-to-mma", "mlir::ModuleOp"> {
 }
 
 def MergeLaunches : Pass<"mp-merge-launches", "mlir::ModuleOp"> {
-  let summary = "Run consecutive independent kernels in one launch";
+  let summary = "Run independent kernels in one launch";
   let description = [{
     On `gpu.launch` ops with one-dimensional grids and blocks, before
-    kernel outlining. Consecutive launches with nothing that may touch
-    memory between them, that write no bytes another of them reads or
-    writes, become one launch: their grids laid end to end, each block
+    kernel outlining. Launches that write no bytes another of them reads or
+    writes become one launch: their grids laid end to end, each block
     running the body of the launch it belongs to with its block index
-    rebased. A decode step's q/k/v projections (or gate and up) then take
-    one launch. Blocks are as wide as the widest member; a narrower member
+    rebased. Each launch joins the earliest group it can move up to: past
+    later groups it shares no written byte with, never past an op other
+    than a launch that may touch memory; the merged launch runs at its
+    first member's place. A decode step's q/k/v projections (or gate and
+    up) then take one launch, also with a norm's statistic between them
+    (qwen3's per-head q and k norms), which takes a launch of its own with
+    the other statistics. Blocks are as wide as the widest member; a narrower member
     runs on the first threads of each block, in whole warps when it uses
     warp-level ops (`mma.sync`, shuffles). Launches with barriers or
     block-wide reductions, workgroup memory, async tokens or ops that read
