@@ -4,7 +4,7 @@
 // and a decode step's projections are small. Launches that touch disjoint
 // memory run as one: blocks [start_k, start_k + blocks_k) of the merged
 // grid run launch k's body. A launch joins the earliest group it can move
-// up to: past groups it shares no written byte with, up to the last op
+// up to: past at most one group it shares no written byte with, and no op
 // that may touch memory otherwise.
 //
 //===----------------------------------------------------------------------===//
@@ -201,9 +201,13 @@ struct MergeLaunchesPass
         open = groups.size();
         continue;
       }
-      // The earliest group it can join, moving up past the later ones.
+      // The earliest group it can join, moving up past at most one later
+      // group: a launch moved further up would hold its buffers live
+      // longer (a vocoder's activation arena grew by half).
       std::optional<size_t> join;
-      for (size_t g = groups.size(); g-- > open;) {
+      size_t earliest =
+          std::max(open, groups.size() >= 2 ? groups.size() - 2 : size_t(0));
+      for (size_t g = groups.size(); g-- > earliest;) {
         if (!independent(groups[g], *m))
           break;
         if (fitsWidth(groups[g], *m))

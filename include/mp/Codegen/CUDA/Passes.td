@@ -96,9 +96,10 @@ def MergeLaunches : Pass<"mp-merge-launches", "mlir::ModuleOp"> {
     writes become one launch: their grids laid end to end, each block
     running the body of the launch it belongs to with its block index
     rebased. Each launch joins the earliest group it can move up to: past
-    later groups it shares no written byte with, never past an op other
-    than a launch that may touch memory; the merged launch runs at its
-    first member's place. A decode step's q/k/v projections (or gate and
+    at most one later group, which it shares no written byte with (further
+    up it would hold its buffers live longer and grow the activation
+    arena), never past an op other than a launch that may touch memory;
+    the merged launch runs at its first member's place. A decode step's q/k/v projections (or gate and
     up) then take one launch, also with a norm's statistic between them
     (qwen3's per-head q and k norms), which takes a launch of its own with
     the other statistics. Blocks are as wide as the widest member; a narrower member
