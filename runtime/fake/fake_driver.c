@@ -431,8 +431,7 @@ CUresult cuMemFree_v2(CUdeviceptr pointer) {
 }
 
 /// Runs a copy or fill (at once, or when a graph holding it is launched).
-__attribute__((unused)) static CUresult
-fakeRunMemoryNode(const FakeMemoryNode *node) {
+static CUresult fakeRunMemoryNode(const FakeMemoryNode *node) {
   if (node->src) {
     memmove((void *)(uintptr_t)node->dst, (const void *)(uintptr_t)node->src,
             node->bytes);
@@ -452,6 +451,8 @@ static CUresult queueMemoryNode(const FakeMemoryNode *node) {
   if (!fakeIsDeviceMemory(node->dst, node->bytes) ||
       (node->src && !fakeIsDeviceMemory(node->src, node->bytes)))
     return kInvalidValue;
+  if (node->src)
+    fakeTrace("TRACE_COPIES", "copy DtoD %zu bytes", node->bytes);
   if (fakeCapturing())
     return fakeRecordMemoryNode(node);
   return fakeRunMemoryNode(node);
@@ -461,7 +462,6 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                        CUstream stream) {
   (void)stream;
   FAKE_ENTRY(cuMemcpyAsync);
-  fakeTrace("TRACE_COPIES", "copy DtoD %zu bytes", bytes);
   FakeMemoryNode node = {dst, src, bytes, 0, 0, 0};
   return queueMemoryNode(&node);
 }

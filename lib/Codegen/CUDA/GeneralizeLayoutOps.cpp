@@ -130,7 +130,8 @@ struct TransposeThroughReshapes
         transpose.getDpsInputs()[0].getDefiningOp<tensor::CollapseShapeOp>();
     if (!perm.isPermutation() || !collapse || !collapse->hasOneUse() ||
         !collapse.getSrcType().hasStaticShape() ||
-        !expand.getResultType().hasStaticShape())
+        !expand.getResultType().hasStaticShape() ||
+        collapse.getSrcType().getRank() == collapse.getResultType().getRank())
       return failure();
     ArrayRef<int64_t> source = collapse.getSrcType().getShape();
     ArrayRef<int64_t> result = expand.getResultType().getShape();
@@ -175,8 +176,6 @@ struct TransposeThroughReshapes
       if (next != group.size())
         return failure();
     }
-    if (llvm::all_of(merged, [](auto &g) { return g.size() == 1; }))
-      return failure();
 
     // The new transpose reads the source, or what a copy reads to produce
     // it (that copy is then dead).
