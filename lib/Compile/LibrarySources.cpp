@@ -479,12 +479,21 @@ std::string wrapperSource(const EntrySignature &entry,
         "void *const *out) {\n"
      << "  int32_t status = mp_cuda_take_status();\n"
      << "  if (status != MP_OK)\n    return status;\n"
-     // A graph would replay the fill level it was captured with, and the
-     // device values the host read back during the capture.
-     << (entry.kvCache.lengthInput >= 0 || entry.readsDeviceOnHost
-             ? "  noGraph = 1;\n"
-             : "")
-     << "  if (mp_cuda_graphs_enabled() && !graph && ran && !noGraph) {\n"
+     // A graph would replay the device values the host read back during
+     // the capture.
+     << (entry.readsDeviceOnHost ? "  noGraph = 1;\n" : "");
+  if (entry.kvCache.lengthInput >= 0)
+    // The fill level is in the launches' arguments (cache rows written,
+    // positions attended, the attention's split): every run is captured
+    // again and the graph updated, still one cuGraphLaunch on the device.
+    os << "  if (mp_cuda_graphs_enabled() && graph && !noGraph &&\n"
+       << "      mp_graph_buffers(in, out)) {\n"
+       << "    if (mp_cuda_capture_begin() != MP_OK ||\n"
+       << "        (mp_call(in, out), !mp_cuda_capture_update(graph))) {\n"
+       << "      mp_cuda_graph_destroy(graph);\n"
+       << "      graph = 0;\n      noGraph = 1;\n"
+       << "      (void)mp_cuda_take_status();\n    }\n  }\n";
+  os << "  if (mp_cuda_graphs_enabled() && !graph && ran && !noGraph) {\n"
      << "    if (mp_cuda_capture_begin() == MP_OK) {\n"
      << "      mp_call(in, out);\n"
      << "      graph = mp_cuda_capture_end();\n    }\n"

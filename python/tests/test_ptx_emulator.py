@@ -936,17 +936,19 @@ def test_kernel_family_at_awkward_shapes(shape_results, name, precision):
     assert len(lines) == 2 and all(line.startswith("PASS") for line in lines), lines
 
 
-def _run_against_cpu(tmp_path: Path, model: Path, script: str, *args: str) -> str:
+def _run_against_cpu(tmp_path: Path, model: Path, script: str, *args: str,
+                     env: dict | None = None) -> str:
     """Compiles `model` with ARGS for CUDA (PTX) and the CPU (the CPU library
     from the run's cache: test_dynamic_shapes.py and test_kv_cache_in_place.py
-    build the same ones), runs `script` with the two libraries as arguments,
-    and returns what it printed."""
+    build the same ones), runs `script` with the two libraries as arguments
+    (ENV, then `env`), and returns what it printed."""
     _compile(model, tmp_path / "cuda.so", "--target", "cuda", "--gpu", "compute_80", *args)
     cpu = compiled_library(model / "model.onnx", *args, name="libdec.so")
     path = tmp_path / "script.py"
     path.write_text(script)
     proc = subprocess.run([sys.executable, str(path), str(tmp_path / "cuda.so"), str(cpu)],
-                          env=ENV, capture_output=True, text=True, timeout=1200)
+                          env={**ENV, **(env or {})}, capture_output=True, text=True,
+                          timeout=1200)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
 
@@ -963,17 +965,22 @@ dtype = dict((n, d) for n, d, _ in cpu.inputs)["past_key_0"]
 caches = {n: np.zeros(s, d) for n, d, s in cpu.inputs if n.startswith("past_") and len(s) == 4}
 device = {n: cuda.to_device(a) for n, a in caches.items()}
 outs = {"present_" + n[5:]: a for n, a in device.items()}
+# Every buffer kept across steps, as a decode loop replaying a graph keeps them.
+outs.update({n: cuda.empty_device(s, d) for n, d, s in cuda.outputs if n not in outs})
+kept = {}
 for step in range(5):
     feeds = {"mel_frame": rng.standard_normal((2, 1, 80)).astype(np.float32),
-             "encoder_out": rng.standard_normal((2, 10, 128)).astype(np.float32),
-             "past_sequence_length": np.array(step, np.int64)}
-    want = cpu.run({**feeds, **caches})
-    got = cuda.run_device({**feeds, **device}, out=outs)
+             "encoder_out": rng.standard_normal((2, 10, 128)).astype(np.float32)}
+    for name, a in feeds.items():
+        kept[name] = kept[name].copy_from(a) if name in kept else cuda.to_device(a)
+    length = {"past_sequence_length": np.array(step, np.int64)}
+    want = cpu.run({**feeds, **length, **caches})
+    got = cuda.run_device({**kept, **length, **device}, out=outs)
     caches = {"past_" + n[8:]: want[n] for n in want if n.startswith("present_")}
     for name in want:
         g, w = got[name].numpy().astype(np.float64), want[name].astype(np.float64)
         print(step, name, float(np.abs(g - w).max()), float(np.abs(w).max()), flush=True)
-print("launches", emu.stats.launches)
+    print("graphs", step, emu.stats.launches, emu.captured, emu.replayed, flush=True)
 """
 
 
@@ -982,7 +989,11 @@ print("launches", emu.stats.launches)
 def test_kv_cache_decode_loop_on_device_buffers(precision, tmp_path):
     """The decoder with fused attention and 16-position in-place caches: five
     steps on device-resident caches (run_device) give the CPU library's
-    outputs and cache contents step by step."""
+    outputs and cache contents step by step. With CUDA graphs (on by
+    default) the first step runs plainly, the second is captured, and each
+    later one, at a new fill level, is captured again and updates the
+    executable graph in place (the same kernels, other arguments); every
+    step's kernels run from the graph."""
     _require_compiler()
     model = REPO / "examples" / "tts_decoder"
     pins = ["mel_frame=2x1x80", "encoder_out=2x10x128"] + \
@@ -990,9 +1001,20 @@ def test_kv_cache_decode_loop_on_device_buffers(precision, tmp_path):
     # The arguments in test_kv_cache_in_place.py's order: one cached CPU library.
     common = [a for p in pins for a in ("--input-shape", p)] + \
         ["--fuse-attention", "--max-seq-len", "16", "--precision", precision]
-    stdout = _run_against_cpu(tmp_path, model, DECODE_LOOP, *common)
+    stdout = _run_against_cpu(tmp_path, model, DECODE_LOOP, *common,
+                              env={"MP_EMU_TRACE_GRAPHS": "1"})
     rows = [line.split() for line in stdout.splitlines() if line[:1].isdigit()]
     assert len(rows) == 5 * 6, stdout
+    graphs = [[int(x) for x in line.split()[1:]] for line in stdout.splitlines()
+              if line.startswith("graphs ")]
+    per_run = graphs[0][1]
+    assert [g[0] for g in graphs] == list(range(5)), stdout
+    for step, launches, captured, replayed in graphs:
+        assert launches == per_run * (step + 1), stdout
+        assert captured == replayed == per_run * step, stdout
+    traces = [line for line in stdout.splitlines() if line.startswith("mp_emu: cuGraph")]
+    assert traces == ["mp_emu: cuGraphInstantiateWithFlags"] + \
+        ["mp_emu: cuGraphExecUpdate_v2: updated"] * 3, traces
     # Differences come from summation order only: measured at most 5.8e-7 of the
     # output's magnitude in fp32 and two f16 ulps (0.00195 at 1.76) after five
     # mixed steps.

@@ -20,6 +20,9 @@
 //                    CUDA_ERROR_UNKNOWN otherwise)
 //   P TRACE_STREAMS  print stream creations and synchronizations
 //   P TRACE_COPIES   print copies (direction and bytes)
+//   P TRACE_GRAPHS   print graph instantiations and updates
+// Built with -DFAKE_CUDA_OMIT_GRAPH_UPDATE the driver lacks
+// cuGraphExecUpdate_v2, as those older than CUDA 12 do.
 // Prints go to stdout, each line starting with the flavour's prefix.
 //
 // No CUDA headers: the types are those of the runtime's CudaDriver.h.
@@ -39,7 +42,12 @@ typedef struct CUfunc_st *CUfunction; // defined by the flavour
 typedef struct CUstream_st *CUstream; // never dereferenced
 typedef struct CUevent_st *CUevent;   // never dereferenced
 typedef struct CUgraph_st *CUgraph;   // defined by the flavour
-typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUgraphExec_st *CUgraphExec; // defined here
+typedef struct CUgraphNode_st *CUgraphNode; // never dereferenced
+typedef struct {
+  int result;
+  CUgraphNode errorNode, errorFromNode;
+} CUgraphExecUpdateResultInfo;
 
 #define MP_CUDA_SYMBOL(name, params) CUresult name params;
 #include "../lib/CudaSymbols.def"
@@ -53,8 +61,11 @@ enum {
   kNotFound = 500,
   kLaunchFailed = 719,
   kNotSupported = 801,
+  kGraphExecUpdateFailure = 910,
   kUnknown = 999,
 };
+/// CUgraphExecUpdateResult: the graph has other nodes.
+enum { kUpdateTopologyChanged = 2 };
 
 // --- What a flavour defines ------------------------------------------------
 
@@ -97,9 +108,14 @@ fakeLaunch(CUfunction function, const unsigned dims[6], unsigned sharedBytes,
 /// capture mode either way.
 static CUresult fakeCaptureBegin(CUstream stream, int mode);
 static CUresult fakeCaptureEnd(CUstream stream, CUgraph *graph);
-/// A graph launch runs the graph's nodes (the executable graph is the graph).
+/// A graph launch runs the nodes of the graph the executable graph was
+/// instantiated from or last updated with.
 static CUresult fakeGraphLaunch(CUgraph graph, CUstream stream);
 static CUresult fakeGraphDestroy(CUgraph graph);
+/// Whether an executable graph of `from` can be updated with `to`: the same
+/// nodes in the same order, kernels and copies differing in parameters
+/// only (cuGraphExecUpdate's topology rule).
+static int fakeGraphsMatch(CUgraph from, CUgraph to);
 
 /// An asynchronous copy (`src` set) or fill (`count` elements of
 /// `elementBytes`, 2 or 4, set to `value`) queued on a stream.
@@ -204,6 +220,9 @@ static const ErrorInfo errors[] = {
     {kNotFound, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {kLaunchFailed, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {kNotSupported, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {kGraphExecUpdateFailure, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE",
+     "the graph update was not performed because it included changes which "
+     "violated constraints specific to instantiated graph update"},
     {kUnknown, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
@@ -330,27 +349,81 @@ CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph) {
   return fakeCaptureEnd(stream, graph);
 }
 
+// An executable graph runs the nodes of a graph (they do not change after
+// the capture). The graph it runs lives as long as it does: one destroyed
+// before is released with it (or when an update replaces it).
+struct CUgraphExec_st {
+  CUgraph graph;
+  int ownsGraph;
+  CUgraphExec next; // the live executable graphs
+};
+static CUgraphExec liveExecs;
+
+static void dropExecGraph(CUgraphExec exec) {
+  if (exec->ownsGraph)
+    fakeGraphDestroy(exec->graph);
+  exec->graph = NULL;
+  exec->ownsGraph = 0;
+}
+
 CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph graph,
                                      unsigned long long flags) {
   (void)flags;
   FAKE_ENTRY(cuGraphInstantiateWithFlags);
-  *exec = (CUgraphExec)graph;
+  CUgraphExec e = calloc(1, sizeof(*e));
+  if (!e)
+    return kOutOfMemory;
+  fakeTrace("TRACE_GRAPHS", "cuGraphInstantiateWithFlags");
+  e->graph = graph;
+  e->next = liveExecs;
+  liveExecs = e;
+  *exec = e;
   return kSuccess;
 }
 
+#ifndef FAKE_CUDA_OMIT_GRAPH_UPDATE
+CUresult cuGraphExecUpdate_v2(CUgraphExec exec, CUgraph graph,
+                              CUgraphExecUpdateResultInfo *info) {
+  FAKE_ENTRY(cuGraphExecUpdate_v2);
+  if (!exec || !graph || !info)
+    return kInvalidValue;
+  memset(info, 0, sizeof(*info));
+  if (!fakeGraphsMatch(exec->graph, graph)) {
+    fakeTrace("TRACE_GRAPHS", "cuGraphExecUpdate_v2: topology changed");
+    info->result = kUpdateTopologyChanged;
+    return kGraphExecUpdateFailure;
+  }
+  fakeTrace("TRACE_GRAPHS", "cuGraphExecUpdate_v2: updated");
+  dropExecGraph(exec);
+  exec->graph = graph;
+  return kSuccess;
+}
+#endif
+
 CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
   FAKE_ENTRY(cuGraphLaunch);
-  return fakeGraphLaunch((CUgraph)exec, stream);
+  return fakeGraphLaunch(exec->graph, stream);
 }
 
 CUresult cuGraphExecDestroy(CUgraphExec exec) {
-  (void)exec; // the graph owns its nodes
   FAKE_ENTRY(cuGraphExecDestroy);
+  for (CUgraphExec *e = &liveExecs; *e; e = &(*e)->next)
+    if (*e == exec) {
+      *e = exec->next;
+      break;
+    }
+  dropExecGraph(exec);
+  free(exec);
   return kSuccess;
 }
 
 CUresult cuGraphDestroy(CUgraph graph) {
   FAKE_ENTRY(cuGraphDestroy);
+  for (CUgraphExec e = liveExecs; e; e = e->next)
+    if (e->graph == graph) {
+      e->ownsGraph = 1;
+      return kSuccess;
+    }
   return fakeGraphDestroy(graph);
 }
 

@@ -64,14 +64,17 @@ void initialize(State &s) {
   struct Symbol {
     const char *name;
     void **slot;
+    bool optional;
   } symbols[] = {
 #define MP_CUDA_SYMBOL(name, params)                                           \
-  {#name, reinterpret_cast<void **>(&d.name)},
+  {#name, reinterpret_cast<void **>(&d.name), false},
+#define MP_CUDA_OPTIONAL_SYMBOL(name, params)                                  \
+  {#name, reinterpret_cast<void **>(&d.name), true},
 #include "CudaSymbols.def"
   };
   for (const Symbol &symbol : symbols) {
     *symbol.slot = dlsym(handle, symbol.name);
-    if (!*symbol.slot) {
+    if (!*symbol.slot && !symbol.optional) {
       d = Driver();
       dlclose(handle);
       return fail(s, MP_ERROR_NO_DRIVER,

@@ -5,7 +5,9 @@
 // kept by the wrapper, the activation arena, the weights). Captured once
 // with stream capture, it replays with a single cuGraphLaunch instead of
 // one launch call per kernel. The buffers the captured run frees belong to
-// the graph until it is destroyed.
+// the graph until it is destroyed. A run whose launch arguments change from
+// call to call (a KV cache's fill level) is captured again each time and
+// updates the executable graph.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +86,49 @@ extern "C" mp_cuda_graph *mp_cuda_capture_end(void) {
     return nullptr;
   }
   return graph;
+}
+
+extern "C" int mp_cuda_capture_update(mp_cuda_graph *graph) {
+  std::vector<void *> buffers;
+  if (!graph || !captureEnded(buffers)) {
+    recordFailure(MP_ERROR_INVALID, "mp_cuda_capture_update: no capture");
+    return 0;
+  }
+  CUgraph captured = nullptr;
+  CUresult ended = driver().cuStreamEndCapture(runStream(), &captured);
+  bool ok = stickyStatus() == MP_OK &&
+            check(ended, [] { return std::string("cuStreamEndCapture"); });
+  if (ok) {
+    // The same kernels in the same order: the executable graph takes the
+    // new arguments, grids and buffers in place. Anything else (or a driver
+    // older than CUDA 12) instantiates it again.
+    CUgraphExecUpdateResultInfo info{};
+    bool updated = driver().cuGraphExecUpdate_v2 &&
+                   driver().cuGraphExecUpdate_v2(graph->exec, captured,
+                                                 &info) == CUDA_SUCCESS;
+    if (!updated) {
+      CUgraphExec exec = nullptr;
+      ok = check(driver().cuGraphInstantiateWithFlags(&exec, captured, 0),
+                 [] { return std::string("cuGraphInstantiateWithFlags"); });
+      if (ok) {
+        driver().cuGraphExecDestroy(graph->exec);
+        graph->exec = exec;
+      }
+    }
+  }
+  if (!ok) {
+    if (captured)
+      driver().cuGraphDestroy(captured);
+    releaseBuffers(buffers);
+    return 0;
+  }
+  // The previous launch of the graph was queued before anything that
+  // reuses its buffers, on the same stream.
+  driver().cuGraphDestroy(graph->graph);
+  graph->graph = captured;
+  releaseBuffers(graph->buffers);
+  graph->buffers.swap(buffers);
+  return 1;
 }
 
 extern "C" void mp_cuda_graph_launch(mp_cuda_graph *graph) {

@@ -118,6 +118,41 @@
 // RUN:   | FileCheck %s --check-prefix=GRAPHFAIL
 // GRAPHFAIL: graph: null
 // GRAPHFAIL-NEXT: status: 6 cuStreamEndCapture failed: CUDA_ERROR_UNKNOWN (unknown error)
+//
+// A graph captured again with other arguments (a KV cache's fill level):
+// the same launches update the executable graph in place; other launches
+// (here two instead of one) instantiate it again, as does a driver without
+// cuGraphExecUpdate_v2 (older than CUDA 12) or an update that fails. Each
+// replay computes what was last captured.
+// RUN: %host_cc -DFAKE_CUDA_OMIT_GRAPH_UPDATE -shared -fPIC %S/Inputs/fake_cuda.c \
+// RUN:   -o %t.cuda11.so
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_TRACE_GRAPHS=1 %t graph-update \
+// RUN:   | FileCheck %s --check-prefixes=UPDATE,UPDATED
+// RUN: env MP_CUDA_DRIVER=%t.cuda11.so FAKE_CUDA_TRACE_GRAPHS=1 %t graph-update \
+// RUN:   | FileCheck %s --check-prefixes=UPDATE,REINST
+// RUN: env MP_CUDA_DRIVER=%t.fake.so FAKE_CUDA_TRACE_GRAPHS=1 \
+// RUN:   FAKE_CUDA_FAIL=cuGraphExecUpdate_v2 %t graph-update \
+// RUN:   | FileCheck %s --check-prefixes=UPDATE,REINST
+// UPDATE: fake: cuGraphInstantiateWithFlags
+// UPDATE: n = 4, 1 launch(es): c = 11 22 33 44
+// UPDATE: fake: cuStreamEndCapture (1 launches)
+// UPDATED-NEXT: fake: cuGraphExecUpdate_v2: updated
+// REINST-NEXT: fake: cuGraphInstantiateWithFlags
+// UPDATE-NEXT: fake: cuGraphDestroy
+// UPDATE-NEXT: update: 1
+// UPDATE: n = 2, 1 launch(es): c = 11 22 0 0
+// UPDATE: fake: cuStreamEndCapture (2 launches)
+// UPDATED-NEXT: fake: cuGraphExecUpdate_v2: topology changed
+// UPDATE-NEXT: fake: cuGraphInstantiateWithFlags
+// UPDATE-NEXT: fake: cuGraphDestroy
+// UPDATE-NEXT: update: 1
+// UPDATE: n = 3, 2 launch(es): c = 11 22 33 0
+// UPDATE-NEXT: fake: cuGraphDestroy
+// UPDATE-NEXT: status: 0
+// RUN: env MP_CUDA_DRIVER=%t.fake.so not %t update-without-capture \
+// RUN:   | FileCheck %s --check-prefix=NOCAPTURE
+// NOCAPTURE: update: 0
+// NOCAPTURE-NEXT: status: 2 mp_cuda_capture_update: no capture
 
 #include "container.h"
 #include "mp/mlir_abi.h"
@@ -206,6 +241,50 @@ static int graph(void *function) {
   return report();
 }
 
+/// Captures c = a + b over `n` elements in `launches` launches, into `g`
+/// (updated) or into a new graph.
+static mp_cuda_graph *captureAdd(void *function, mp_cuda_graph *g,
+                                 void **params, int launches) {
+  void *stream = mgpuStreamCreate();
+  mp_cuda_capture_begin();
+  for (int i = 0; i < launches; ++i)
+    mgpuLaunchKernel(function, 1, 1, 1, 4, 1, 1, 0, stream, params, NULL, 4);
+  if (!g)
+    return mp_cuda_capture_end();
+  printf("update: %d\n", mp_cuda_capture_update(g));
+  return g;
+}
+
+/// Replays c = a + b captured over 4 elements, then captured again over 2
+/// (the same launch: an update), then over 3 in two launches.
+static int graphUpdate(void *function) {
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, c[4] = {0};
+  void *da = mp_cuda_alloc(sizeof(a)), *db = mp_cuda_alloc(sizeof(b));
+  void *dc = mp_cuda_alloc(sizeof(c));
+  mp_cuda_copy_to_device(da, a, sizeof(a));
+  mp_cuda_copy_to_device(db, b, sizeof(b));
+  int32_t n = 4;
+  void *params[] = {&da, &db, &dc, &n};
+  mp_cuda_graph *g = NULL;
+  for (int round = 0; round < 3; ++round) {
+    static const int32_t sizes[] = {4, 2, 3};
+    n = sizes[round];
+    int launches = round == 2 ? 2 : 1;
+    g = captureAdd(function, g, params, launches);
+    float zero[4] = {0};
+    mp_cuda_copy_to_device(dc, zero, sizeof(zero));
+    mp_cuda_graph_launch(g);
+    mp_cuda_copy_to_host(c, dc, sizeof(c));
+    printf("n = %d, %d launch(es): c = %g %g %g %g\n", n, launches, c[0], c[1],
+           c[2], c[3]);
+  }
+  mp_cuda_graph_destroy(g);
+  mp_cuda_free(da);
+  mp_cuda_free(db);
+  mp_cuda_free(dc);
+  return report();
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "init")) {
@@ -285,7 +364,19 @@ int main(int argc, char **argv) {
     void *module = load("cubin:80");
     return graph(mgpuModuleGetFunction(module, "fake_add"));
   }
-  fprintf(stderr, "usage: %s init|load SPEC|raw TEXT|truncated|alloc-fail|"
-                  "missing-kernel|happy|graph\n", argv[0]);
+  if (!strcmp(mode, "graph-update")) {
+    void *module = load("cubin:80");
+    return graphUpdate(mgpuModuleGetFunction(module, "fake_add"));
+  }
+  if (!strcmp(mode, "update-without-capture")) {
+    mp_cuda_init();
+    printf("update: %d\n", mp_cuda_capture_update(NULL));
+    return report();
+  }
+  fprintf(stderr,
+          "usage: %s init|load SPEC|raw TEXT|truncated|alloc-fail|"
+          "missing-kernel|happy|graph|graph-update|"
+          "update-without-capture\n",
+          argv[0]);
   return 1;
 }

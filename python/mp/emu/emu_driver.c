@@ -7,7 +7,8 @@
 // launch calls the function the emulator registered with mp_emu_set_launch,
 // which executes the kernel's PTX. Stream capture records launches (the
 // emulator keeps each one's arguments, mp_emu_set_graph_hooks), copies and
-// fills; a graph launch runs them again in order.
+// fills; a graph launch runs them again in order. An executable graph is
+// updated with a graph of the same nodes (cuGraphExecUpdate_v2).
 //
 // Environment (besides the shared driver's, prefixed MP_EMU_: MP_EMU_CC,
 // default 90, MP_EMU_DEVICES, MP_EMU_FAIL, ...):
@@ -324,4 +325,17 @@ static CUresult fakeGraphLaunch(CUgraph g, CUstream stream) {
 static CUresult fakeGraphDestroy(CUgraph graph) {
   releaseGraph(graph);
   return kSuccess;
+}
+
+static int fakeGraphsMatch(CUgraph from, CUgraph to) {
+  if (from->count != to->count)
+    return 0;
+  for (size_t i = 0; i < from->count; ++i) {
+    const GraphNode *a = &from->nodes[i], *b = &to->nodes[i];
+    // Kernels may change (within the context); a copy stays a copy.
+    if ((a->launch < 0) != (b->launch < 0) ||
+        (a->launch < 0 && (a->memory.src == 0) != (b->memory.src == 0)))
+      return 0;
+  }
+  return 1;
 }

@@ -291,7 +291,9 @@ void *mp_cuda_constant(const void *host, int64_t bytes);
     generated wrapper keeps its device inputs and outputs across runs and,
     from the second run on, captures the model's launches once and replays
     them with one cuGraphLaunch (a run that cannot be captured, or that reads
-    device values or a KV cache fill level on the host, runs plainly). The
+    device values on the host, runs plainly; one with in-place KV caches is
+    captured again every run, its fill level in the launches' arguments,
+    and the graph updated: mp_cuda_capture_update). The
     runtime then runs CUDA libraries one at a time (a capture records the
     whole stream). */
 int mp_cuda_graphs_enabled(void);
@@ -305,6 +307,15 @@ mp_status mp_cuda_capture_begin(void);
     captured code freed; null after any failure during the capture (it is
     then recorded as for the mgpu* calls). */
 mp_cuda_graph *mp_cuda_capture_end(void);
+
+/** Ends a capture begun to run `graph` again with other launch arguments
+    (a KV cache's fill level changes them every step): `graph` then replays
+    this capture, its executable graph updated in place when the driver can
+    (CUDA 12 or newer, the same kernels in the same order), instantiated
+    again otherwise, and it owns the buffers this capture freed instead of
+    the previous ones. Returns 0 after any failure, which is recorded;
+    `graph` must then be destroyed, not launched. */
+int mp_cuda_capture_update(mp_cuda_graph *graph);
 
 /** Queues the graph's kernels on the runtime's stream. */
 void mp_cuda_graph_launch(mp_cuda_graph *graph);

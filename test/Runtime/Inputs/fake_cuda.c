@@ -172,6 +172,10 @@ static CUresult fakeGraphDestroy(CUgraph graph) {
   return kSuccess;
 }
 
+static int fakeGraphsMatch(CUgraph from, CUgraph to) {
+  return from->count == to->count;
+}
+
 static int fakeCapturing(void) { return capturing != NULL; }
 
 // This driver's graphs hold fake_add launches only: a copy or fill on a
