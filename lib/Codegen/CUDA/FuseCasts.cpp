@@ -38,13 +38,22 @@ bool isCast(linalg::GenericOp op) {
   return true;
 }
 
+/// Whether every use of `producer` is an operand of `consumer`: a rotary
+/// embedding reads its input twice (x and x rotated by half). Fused, the
+/// producer's elementwise body runs once per operand and its buffer goes.
+bool readOnlyBy(linalg::GenericOp producer, Operation *consumer) {
+  return llvm::all_of(producer->getUsers(),
+                      [&](Operation *user) { return user == consumer; });
+}
+
 struct FuseCastsPass : public mp::impl::FuseCastsBase<FuseCastsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fused) {
           auto producer = fused->get().getDefiningOp<linalg::GenericOp>();
-          return producer && isCast(producer);
+          return producer &&
+                 (isCast(producer) || readOnlyBy(producer, fused->getOwner()));
         });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -2,6 +2,7 @@
 
 #include "MemoryAccess.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -62,6 +63,9 @@ FailureOr<SmallVector<mp::Access>> mp::accessesOf(Operation *root) {
       return WalkResult::advance();
     if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
       return WalkResult::advance();
+    // Block-wide communication through shared memory, none in buffers.
+    if (isa<gpu::AllReduceOp, gpu::BarrierOp>(op))
+      return WalkResult::advance();
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
     if (!effects)
       return WalkResult::interrupt();
@@ -82,6 +86,33 @@ FailureOr<SmallVector<mp::Access>> mp::accessesOf(Operation *root) {
   });
   if (result.wasInterrupted())
     return failure();
+  return accesses;
+}
+
+FailureOr<SmallVector<mp::Access>> mp::opAccesses(Operation *op) {
+  FailureOr<SmallVector<Access>> accesses = accessesOf(op);
+  if (failed(accesses))
+    return failure();
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects) {
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+        isa<gpu::LaunchOp>(op))
+      return accesses;
+    return failure();
+  }
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  for (MemoryEffects::EffectInstance &e : list) {
+    Value v = e.getValue();
+    bool write = isa<MemoryEffects::Write>(e.getEffect());
+    if (!v || !isa<MemRefType>(v.getType())) {
+      if (write)
+        return failure();
+      continue;
+    }
+    if (write || isa<MemoryEffects::Read>(e.getEffect()))
+      accesses->push_back(describeAccess(v, write));
+  }
   return accesses;
 }
 

@@ -33,11 +33,14 @@ namespace {
 constexpr int64_t kWarpSize = 32;
 
 /// A launch that can join others: static one-dimensional grid and block,
-/// one body block, nothing block-wide.
+/// one body block, no geometry read but through the region's arguments.
 struct Member {
   gpu::LaunchOp op;
   int64_t blocks, threads;
   bool warpLevel; // mma.sync or shuffles: it must run in whole warps
+  /// Barriers or block-wide reductions: every thread of its blocks must
+  /// reach them, so it runs only at its own block width.
+  bool blockWide;
   SmallVector<mp::Access> accesses;
 };
 
@@ -56,15 +59,18 @@ std::optional<Member> asMember(gpu::LaunchOp op) {
                          bz = constant(op.getBlockSizeZ());
   if (!gx || !bx || gy != 1 || gz != 1 || by != 1 || bz != 1)
     return std::nullopt;
-  Member m{op, *gx, *bx, false, {}};
+  Member m{op, *gx, *bx, false, false, {}};
   WalkResult result = op.getBody().walk([&](Operation *inner) {
     // Geometry read other than through the region arguments would see the
     // merged launch's.
-    if (isa<gpu::BarrierOp, gpu::AllReduceOp, gpu::SubgroupReduceOp,
-            gpu::BlockIdOp, gpu::ThreadIdOp, gpu::GridDimOp, gpu::BlockDimOp,
+    if (isa<gpu::BlockIdOp, gpu::ThreadIdOp, gpu::GridDimOp, gpu::BlockDimOp,
             gpu::LaunchOp>(inner))
       return WalkResult::interrupt();
-    if (isa<nvgpu::MmaSyncOp, gpu::ShuffleOp>(inner))
+    // The merged body picks a member per block: a whole block reaches the
+    // same barriers.
+    if (isa<gpu::BarrierOp, gpu::AllReduceOp>(inner))
+      m.blockWide = true;
+    if (isa<nvgpu::MmaSyncOp, gpu::ShuffleOp, gpu::SubgroupReduceOp>(inner))
       m.warpLevel = true;
     return WalkResult::advance();
   });
@@ -94,7 +100,8 @@ bool fitsWidth(ArrayRef<Member> group, const Member &next) {
   // Narrower members run on the first threads of each block: in whole
   // warps when warp-level ops need every lane.
   auto fits = [&](const Member &m) {
-    return m.threads == width || !m.warpLevel || m.threads % kWarpSize == 0;
+    return m.threads == width ||
+           (!m.blockWide && (!m.warpLevel || m.threads % kWarpSize == 0));
   };
   return fits(next) && llvm::all_of(group, fits);
 }

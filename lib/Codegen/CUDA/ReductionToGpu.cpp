@@ -320,28 +320,22 @@ rowValueReads(Reduction &r, linalg::GenericOp op, ArrayRef<Value> written,
   return reads;
 }
 
-/// The op right after the reduction and its chain that reads each of its
-/// rows again with the last reduced value broadcast along it (RMSNorm's
-/// scaling, Softmax's exp(x - max)): all-parallel over the reduction's own
-/// loop ranges, reading that value at the reduction output's position of
-/// its point (through reshapes that only add or drop unit dims), and no
-/// other buffer the fused kernel writes.
-void findRowConsumer(Reduction &r) {
-  Operation *last =
-      r.chain.empty() ? r.op.getOperation() : r.chain.back().op.getOperation();
-  auto op = dyn_cast_or_null<linalg::GenericOp>(nextWithEffects(last));
-  if (!op || op.getNumParallelLoops() != op.getNumLoops())
-    return;
+/// Whether `op` can be `r`'s row consumer (see findRowConsumer), moved up
+/// past ops touching `passed`; records it.
+bool takeRowConsumer(Reduction &r, linalg::GenericOp op,
+                     ArrayRef<Access> passed) {
+  if (op.getNumParallelLoops() != op.getNumLoops())
+    return false;
   FailureOr<SmallVector<int64_t>> sizes = staticSingleOutputRanges(op);
   if (failed(sizes))
-    return;
+    return false;
   std::optional<SmallVector<int64_t>> loops = alignLoops(r.sizes, *sizes);
   if (!loops)
-    return;
+    return false;
   FailureOr<SmallVector<unsigned>> reads =
       rowValueReads(r, op, r.written, *loops);
   if (failed(reads) || reads->size() != 1)
-    return;
+    return false;
   unsigned input = reads->front();
   // Each block writes its rows while the others read theirs: the output
   // must not share a byte with what the reduction or the consumer reads.
@@ -353,10 +347,49 @@ void findRowConsumer(Reduction &r) {
     if (in->getOperandNumber() != input)
       accesses.push_back(describeAccess(in->get(), /*write=*/false));
   if (conflict(describeAccess(out, /*write=*/true), accesses))
-    return;
+    return false;
+  FailureOr<SmallVector<Access>> own = opAccesses(op);
+  if (!passed.empty() && (failed(own) || conflict(*own, passed)))
+    return false;
   r.rowConsumer = op;
   r.rowInput = input;
   r.consumerLoops = std::move(*loops);
+  return true;
+}
+
+/// The op after the reduction and its chain that reads each of its rows
+/// again with the last reduced value broadcast along it (RMSNorm's
+/// scaling, Softmax's exp(x - max)): all-parallel over the reduction's own
+/// loop ranges, reading that value at the reduction output's position of
+/// its point (through reshapes that only add or drop unit dims), and no
+/// other buffer the fused kernel writes. A few ops independent of both may
+/// lie between (the value projection between a per-head key norm's
+/// statistic and its scaling): they move above the fused kernel.
+void findRowConsumer(Reduction &r) {
+  constexpr int kMaxPassed = 4;
+  Operation *last =
+      r.chain.empty() ? r.op.getOperation() : r.chain.back().op.getOperation();
+  SmallVector<Access> reduction, passed;
+  SmallVector<Operation *> fused{r.op};
+  for (EpilogueStage &stage : r.chain)
+    fused.push_back(stage.op);
+  for (Operation *op : fused) {
+    FailureOr<SmallVector<Access>> accesses = opAccesses(op);
+    if (failed(accesses))
+      return;
+    llvm::append_range(reduction, *accesses);
+  }
+  Operation *next = nextWithEffects(last);
+  for (int i = 0; next && i <= kMaxPassed; ++i) {
+    auto op = dyn_cast<linalg::GenericOp>(next);
+    if (op && takeRowConsumer(r, op, passed))
+      return;
+    FailureOr<SmallVector<Access>> accesses = opAccesses(next);
+    if (failed(accesses) || conflict(*accesses, reduction))
+      return;
+    llvm::append_range(passed, *accesses);
+    next = nextWithEffects(next);
+  }
 }
 
 /// Whether each iteration of `op` writes its own element: its output map
@@ -525,11 +558,12 @@ void fuseRowReduction(Reduction &r, Reduction &next) {
   r.storeLast = usedElsewhere(lastValueBuffer(r), readers);
 }
 
-/// Threads stride over `r`'s row, each folding its share, and all-reduce:
-/// the row's total (without the output's initial value) in every thread.
+/// Threads stride over `r`'s row, each folding its share, and all-reduce
+/// (within the warp when `warp`, by butterfly shuffles): the row's total
+/// (without the output's initial value) in every thread.
 Value emitBlockFold(Reduction &r, OpBuilder &b, IndexBuilder &ib, Value tid,
                     ArrayRef<Value> point, int64_t threads,
-                    ArrayRef<std::pair<unsigned, Value>> known) {
+                    ArrayRef<std::pair<unsigned, Value>> known, bool warp) {
   Location loc = r.op.getLoc();
   Type type = r.combiner->getResult(0).getType();
   Value start = arith::ConstantOp::create(b, loc, identity(b, r.kind, type));
@@ -546,23 +580,34 @@ Value emitBlockFold(Reduction &r, OpBuilder &b, IndexBuilder &ib, Value tid,
             loop.getRegionIterArgs()[0]);
     scf::YieldOp::create(b, loc, b.clone(*r.combiner, map)->getResults());
   }
-  return gpu::AllReduceOp::create(
-      b, loc, loop.getResult(0),
-      gpu::AllReduceOperationAttr::get(b.getContext(), r.kind),
-      /*uniform=*/true);
+  if (!warp)
+    return gpu::AllReduceOp::create(
+        b, loc, loop.getResult(0),
+        gpu::AllReduceOperationAttr::get(b.getContext(), r.kind),
+        /*uniform=*/true);
+  Value partial = loop.getResult(0);
+  Value width = arith::ConstantIntOp::create(b, loc, kWarpSize, 32);
+  for (int64_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    Value lane = arith::ConstantIntOp::create(b, loc, offset, 32);
+    auto other = gpu::ShuffleOp::create(b, loc, partial, lane, width,
+                                        gpu::ShuffleMode::XOR);
+    IRMapping map;
+    map.map(r.element.value, other.getShuffleResult());
+    map.map(r.op.getMatchingBlockArgument(r.op.getDpsInitOperand(0)), partial);
+    partial = b.clone(*r.combiner, map)->getResult(0);
+  }
+  return partial;
 }
 
-/// One block per output: threads stride over the reduction, fold their
-/// share, all-reduce, and thread 0 folds the total into the output.
 /// The fused part of a normalization: every thread of the row's block folds
 /// the total with the fill's value and runs the chain on it (thread 0
 /// stores what must be stored), then the threads stride over the row
 /// running the row consumer with that value.
-/// `block` is the linear block index; with `r` fused after another
+/// `block` is the row's linear index; with `r` fused after another
 /// reduction, `previous` is that one's last reduced value.
 void emitRowEpilogue(Reduction &r, OpBuilder &b, IndexBuilder &ib, Value tid,
                      Value block, ArrayRef<Value> point, Value total,
-                     int64_t threads, Value previous = {}) {
+                     int64_t threads, bool warp, Value previous = {}) {
   Location loc = r.op.getLoc();
   IRMapping map;
   OpOperand *init = r.op.getDpsInitOperand(0);
@@ -620,32 +665,51 @@ void emitRowEpilogue(Reduction &r, OpBuilder &b, IndexBuilder &ib, Value tid,
     for (unsigned operand : next->opReadsPrevious)
       known.push_back({operand, value});
     Value nextTotal =
-        emitBlockFold(*next, b, ib, tid, nextPoint, threads, known);
+        emitBlockFold(*next, b, ib, tid, nextPoint, threads, known, warp);
     emitRowEpilogue(*next, b, ib, tid, block, nextPoint, nextTotal, threads,
-                    value);
+                    warp, value);
   }
 }
 
+/// One block per output, or with rows that fit a warp, one warp per output
+/// and several in a block (a per-head norm's rows of 16: no barrier, so the
+/// kernel can share a launch of any width). Threads stride over the
+/// reduction, fold their share, all-reduce, and thread 0 folds the total
+/// into the output.
 void buildBlockReduction(Reduction &r, int64_t maxThreads) {
   OpBuilder b(r.op);
   Location loc = r.op.getLoc();
   IndexBuilder ib(b, loc);
-  int64_t total = r.size(r.reduction);
+  int64_t total = r.size(r.reduction), rows = r.size(r.parallel);
+  bool warp = total <= kWarpSize;
+  int64_t warps = warp ? std::min(rows, maxThreads / kWarpSize) : 1;
   int64_t threads =
-      std::min<int64_t>(maxThreads, llvm::alignTo(total, kWarpSize));
-  auto launch =
-      gpu::LaunchOp::create(b, loc, ib.idx(r.size(r.parallel)), ib.idx(1),
-                            ib.idx(1), ib.idx(threads), ib.idx(1), ib.idx(1));
+      warp ? warps * kWarpSize
+           : std::min<int64_t>(maxThreads, llvm::alignTo(total, kWarpSize));
+  auto launch = gpu::LaunchOp::create(
+      b, loc, ib.idx(llvm::divideCeil(rows, warps)), ib.idx(1), ib.idx(1),
+      ib.idx(threads), ib.idx(1), ib.idx(1));
   b.setInsertionPointToStart(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
   b.setInsertionPointToStart(&launch.getBody().front());
-  Value tid = launch.getThreadIds().x;
+  Value tid = launch.getThreadIds().x, row = launch.getBlockIds().x;
+  if (warp) {
+    row = ib.add(ib.mul(row, ib.idx(warps)), ib.div(tid, kWarpSize));
+    tid = ib.rem(tid, kWarpSize);
+    threads = kWarpSize;
+    if (rows % warps != 0) {
+      // Whole warps past the last row skip it all.
+      auto inside =
+          scf::IfOp::create(b, loc, ib.lt(row, rows), /*withElseRegion=*/false);
+      b.setInsertionPointToStart(inside.thenBlock());
+    }
+  }
   SmallVector<Value> point(r.sizes.size(), ib.idx(0));
-  ib.delinearize(r.parallel, r.sizes, launch.getBlockIds().x, point);
+  ib.delinearize(r.parallel, r.sizes, row, point);
 
-  Value sum = emitBlockFold(r, b, ib, tid, point, threads, /*known=*/{});
+  Value sum = emitBlockFold(r, b, ib, tid, point, threads, /*known=*/{}, warp);
   if (!r.chain.empty() || r.rowConsumer || r.next) {
-    emitRowEpilogue(r, b, ib, tid, launch.getBlockIds().x, point, sum, threads);
+    emitRowEpilogue(r, b, ib, tid, row, point, sum, threads, warp);
     return;
   }
 
@@ -681,7 +745,8 @@ struct ReductionToGpuPass
     getOperation().walk([&](linalg::GenericOp op) {
       if (inKernel(op))
         return;
-      if (FailureOr<Reduction> r = matchReduction(op, minReduction);
+      if (FailureOr<Reduction> r = matchReduction(
+              op, std::min<int64_t>(minReduction, minNormalization));
           succeeded(r))
         found.push_back(std::move(*r));
     });
@@ -709,6 +774,11 @@ struct ReductionToGpuPass
         readers.push_back(r.fill);
       r.storeLast = !r.rowConsumer || usedElsewhere(last, readers);
     }
+    // Short rows take a block only with the op that reads them again: a
+    // statistic alone is cheaper one thread per output.
+    llvm::erase_if(found, [&](Reduction &r) {
+      return r.size(r.reduction) < minReduction && !r.rowConsumer;
+    });
     // In program order, so a group of several forms front to back.
     for (size_t i = 0; i + 1 < found.size(); ++i)
       fuseRowReduction(found[i], found[i + 1]);

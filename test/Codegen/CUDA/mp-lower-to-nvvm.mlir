@@ -80,17 +80,18 @@ func.func @conv1d_f16(%x: tensor<1x32x64xf16>, %w: tensor<16x32x3xf16>) -> tenso
   return %0 : tensor<1x16x64xf16>
 }
 
-// Softmax over rows of 32: one kernel, one block of 32 threads per row.
+// Softmax over rows of 64: one kernel, one block of 64 threads per row.
 // It finds the row's max (warp shuffles, then shared memory across warps;
 // NaN-propagating), writes exp(x - max) through libdevice (ex2.approx),
 // sums what each thread wrote the same way (a second shared buffer) and
 // divides it by the sum. The reduced values are never stored.
 // CHECK-LABEL: .entry softmax_kernel(
-//       CHECK: .maxntid 32, 1, 1
-//       CHECK: .shared .align 4 .f32 [[MAX:__wg_softmax_kernel_0_\$_0]];
-//       CHECK: .shared .align 4 .f32 [[SUM:__wg_softmax_kernel_1_\$_0]];
+//       CHECK: .maxntid 64, 1, 1
+//       CHECK: .shared .align 4 .b8 [[MAX:__wg_softmax_kernel_0]][128];
+//       CHECK: .shared .align 4 .b8 [[SUM:__wg_softmax_kernel_1]][128];
 //       CHECK: shfl.sync.bfly.b32
 //       CHECK: max.NaN.f32
+//       CHECK: bar.sync
 //       CHECK: st.shared.b32 {{.*}}[[[MAX]]]
 //       CHECK: ex2.approx.ftz.f32
 //       CHECK: shfl.sync.bfly.b32
@@ -98,9 +99,29 @@ func.func @conv1d_f16(%x: tensor<1x32x64xf16>, %w: tensor<16x32x3xf16>) -> tenso
 //       CHECK: st.shared.b32 {{.*}}[[[SUM]]]
 //       CHECK: div.rn.f32
 //   CHECK-NOT: .entry softmax_kernel
-func.func @softmax(%x: tensor<4x32xf32>) -> tensor<4x32xf32> {
-  %0 = mp.softmax %x {axes = array<i64: 1>} : tensor<4x32xf32>
-  return %0 : tensor<4x32xf32>
+func.func @softmax(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  %0 = mp.softmax %x {axes = array<i64: 1>} : tensor<4x64xf32>
+  return %0 : tensor<4x64xf32>
+}
+
+// Rows that fit a warp (16 here, a per-head norm's) take a warp each, four
+// to a block of 128 threads: butterfly shuffles over the whole warp (the
+// idle lanes hold the identity), no shared memory and no barrier.
+// CHECK-LABEL: .entry softmax_short_rows_kernel(
+//       CHECK: .maxntid 128, 1, 1
+//   CHECK-NOT: .shared
+//   CHECK-NOT: bar.sync
+//       CHECK: shfl.sync.bfly.b32
+//       CHECK: max.NaN.f32
+//       CHECK: ex2.approx.ftz.f32
+//       CHECK: shfl.sync.bfly.b32
+//       CHECK: add.rn.f32
+//       CHECK: div.rn.f32
+//   CHECK-NOT: bar.sync
+//       CHECK: .entry
+func.func @softmax_short_rows(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %0 = mp.softmax %x {axes = array<i64: 1>} : tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
 }
 
 // Decode attention over a cache of 1024 keys, f16: split-KV flash

@@ -50,11 +50,13 @@ func.func @qkv(%x: memref<64xf16>, %q: memref<64xf16>, %k: memref<32xf16>, %v: m
 // -----
 
 // The second launch reads what the first writes, and the third has a
-// barrier: three launches stay.
+// barrier that every thread of its blocks must reach, so it cannot run on
+// 16 of the others' 32 threads: three launches stay.
 // CHECK-LABEL: func.func @kept_apart
 // CHECK-COUNT-3: gpu.launch blocks
-func.func @kept_apart(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>, %w: memref<32xf32>) {
+func.func @kept_apart(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>, %w: memref<16xf32>) {
   %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
   %c32 = arith.constant 32 : index
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
@@ -69,10 +71,45 @@ func.func @kept_apart(%x: memref<32xf32>, %y: memref<32xf32>, %z: memref<32xf32>
     gpu.terminator
   }
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c16, %sy = %c1, %sz = %c1) {
+    %e = memref.load %w[%tx] : memref<16xf32>
+    gpu.barrier
+    memref.store %e, %w[%tx] : memref<16xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A block-wide launch (a barrier, a block reduction: a normalization's
+// kernel) joins a launch of its own width that it does not touch; each
+// block runs one member's body, so the whole block reaches the barrier.
+// CHECK-LABEL: func.func @block_wide_at_its_width
+//       CHECK:   gpu.launch blocks({{.*}}) in (%{{.*}} = %[[C3:.+]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads({{.*}}) in (%{{.*}} = %[[C32:.+]],
+//       CHECK:     scf.if
+//       CHECK:       memref.store
+//       CHECK:     scf.if
+//       CHECK:       gpu.barrier
+//       CHECK:       memref.store
+//       CHECK-NOT: gpu.launch
+func.func @block_wide_at_its_width(%x: memref<32xf32>, %y: memref<32xf32>, %w: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
     %e = memref.load %x[%tx] : memref<32xf32>
+    memref.store %e, %y[%tx] : memref<32xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %i = affine.apply affine_map<(b, t) -> (b * 32 + t)>(%bx, %tx)
+    %e = memref.load %w[%i] : memref<64xf32>
+    %s = gpu.all_reduce add %e uniform {} : (f32) -> f32
     gpu.barrier
-    memref.store %e, %w[%tx] : memref<32xf32>
+    memref.store %s, %w[%i] : memref<64xf32>
     gpu.terminator
   }
   return

@@ -632,3 +632,132 @@ func.func @gqa_softmax_heads_swapped_stays_apart(%s: memref<1x4x1x129xf16>, %sum
   memref.dealloc %alloc_21 : memref<1x4x1x129xf32>
   return
 }
+
+// -----
+
+#row = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#stat = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+#k = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
+#kstat = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, 0)>
+#table = affine_map<(d0, d1, d2, d3) -> (d0, 0, d2, d3)>
+#krot = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, (d3 + 8) mod 16)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// qwen3_ts's key at batch 1 (TorchScript export, mixed), trimmed from its
+// lowering: the per-head RMSNorm's sum of squares over rows of 16 (2 KV
+// heads), then the value projection's output written (cut down to a copy;
+// it touches neither k nor the statistic), then the scaling fused with the
+// rotary (k at d and (d + 8) mod 16) into the cache's new row. Rows that
+// fit a warp take a warp each, two in one block of 64 threads: butterfly
+// shuffles instead of a block-wide reduction, so the kernel can share a
+// launch of any width. The scaling joins the kernel past the copy, which
+// moves above it.
+// CHECK-LABEL: func.func @per_head_norm_past_a_projection
+//  CHECK-SAME:   (%[[K:.+]]: memref<1x1x2x16xf32>, %{{.+}}: memref<1x1x1x16xf32>, %{{.+}}: memref<1x1x1x16xf32>, %[[VIN:.+]]: memref<1x1x32xf32>, %[[V:.+]]: memref<1x1x32xf32>, %[[CACHE:.+]]: memref<1x2x129x16xf32>)
+//       CHECK:   linalg.generic {{.*}} ins(%[[VIN]] : memref<1x1x32xf32>) outs(%[[V]] : memref<1x1x32xf32>)
+//       CHECK:   gpu.launch blocks({{.*}}) in (%{{.+}} = %[[C1:.+]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads(%[[T:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C64:.+]],
+//       CHECK:     scf.for
+//       CHECK:       math.powf
+//   CHECK-NOT:     gpu.all_reduce
+//       CHECK:     gpu.shuffle  xor %{{.+}}, %{{.+}}, %{{.+}} : f32
+//       CHECK:     gpu.shuffle  xor
+//       CHECK:     gpu.shuffle  xor
+//       CHECK:     gpu.shuffle  xor
+//       CHECK:     gpu.shuffle  xor
+//   CHECK-NOT:     gpu.shuffle
+//       CHECK:     scf.for
+//       CHECK:       math.sqrt
+//       CHECK:       memref.store
+//   CHECK-NOT:   linalg.generic
+func.func @per_head_norm_past_a_projection(
+    %k: memref<1x1x2x16xf32>, %cos: memref<1x1x1x16xf32>, %sin: memref<1x1x1x16xf32>,
+    %vin: memref<1x1x32xf32>, %v: memref<1x1x32xf32>, %cache: memref<1x2x129x16xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %two = arith.constant 2.000000e+00 : f32
+  %n = arith.constant 1.600000e+01 : f32
+  %eps = arith.constant 9.99999997E-7 : f32
+  %one = arith.constant 1.000000e+00 : f32
+  %c8 = arith.constant 8 : index
+  %alloc = memref.alloc() : memref<1x1x2xf32>
+  %s = memref.expand_shape %alloc [[0], [1], [2, 3]] output_shape [1, 1, 2, 1] : memref<1x1x2xf32> into memref<1x1x2x1xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x1x2x1xf32>)
+  %rows = memref.expand_shape %k [[0], [1], [2, 3], [4]] output_shape [1, 1, 2, 1, 16] : memref<1x1x2x16xf32> into memref<1x1x2x1x16xf32>
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%rows : memref<1x1x2x1x16xf32>) outs(%s : memref<1x1x2x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.powf %in, %two : f32
+    %1 = arith.addf %0, %out fastmath<reassoc> : f32
+    linalg.yield %1 : f32
+  }
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%vin : memref<1x1x32xf32>) outs(%v : memref<1x1x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  %row = memref.subview %cache[0, 0, 128, 0] [1, 2, 1, 16] [1, 1, 1, 1] : memref<1x2x129x16xf32> to memref<1x2x1x16xf32, strided<[4128, 2064, 16, 1], offset: 2048>>
+  linalg.generic {indexing_maps = [#k, #kstat, #table, #krot, #table, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%k, %s, %cos, %k, %sin : memref<1x1x2x16xf32>, memref<1x1x2x1xf32>, memref<1x1x1x16xf32>, memref<1x1x2x16xf32>, memref<1x1x1x16xf32>)
+      outs(%row : memref<1x2x1x16xf32, strided<[4128, 2064, 16, 1], offset: 2048>>) {
+  ^bb0(%in: f32, %sum: f32, %c: f32, %other: f32, %sn: f32, %out: f32):
+    %0 = arith.divf %sum, %n : f32
+    %1 = arith.addf %0, %eps : f32
+    %2 = math.sqrt %1 : f32
+    %3 = arith.divf %one, %2 : f32
+    %4 = arith.mulf %other, %3 : f32
+    %5 = arith.mulf %in, %3 : f32
+    %6 = linalg.index 3 : index
+    %7 = arith.negf %4 : f32
+    %8 = arith.cmpi ult, %6, %c8 : index
+    %9 = arith.select %8, %7, %4 : f32
+    %10 = arith.mulf %9, %sn : f32
+    %11 = arith.mulf %5, %c : f32
+    %12 = arith.addf %11, %10 : f32
+    linalg.yield %12 : f32
+  }
+  memref.dealloc %alloc : memref<1x1x2xf32>
+  return
+}
+
+// -----
+
+#row = affine_map<(r, k) -> (r, k)>
+#stat = affine_map<(r, k) -> (r)>
+#bcast = affine_map<(r, k) -> (r)>
+
+// The same statistic over rows of 16 with nothing reading the rows again:
+// one thread per row (a loop), left to mp-map-to-gpu. Nine rows of 16
+// with their scaling: a warp per row, eight to a block of 256 threads, so
+// two blocks, the warps past the last row skipping it.
+// CHECK-LABEL: func.func @short_rows
+//   CHECK-DAG:   %[[C2:.+]] = arith.constant 2 : index
+//   CHECK-DAG:   %[[C256:.+]] = arith.constant 256 : index
+//       CHECK:   linalg.generic
+//       CHECK:   gpu.launch blocks({{.*}}) in (%{{.+}} = %[[C2]], {{.*}} threads({{.*}}) in (%{{.+}} = %[[C256]],
+//       CHECK:     %[[INSIDE:.+]] = arith.cmpi ult
+//       CHECK:     scf.if %[[INSIDE]]
+//       CHECK:       gpu.shuffle  xor
+func.func @short_rows(%x: memref<4x16xf32>, %s: memref<4xf32>, %y: memref<9x16xf32>, %t: memref<9xf32>, %z: memref<9x16xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<4xf32>)
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x16xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%t : memref<9xf32>)
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%y : memref<9x16xf32>) outs(%t : memref<9xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  linalg.generic {indexing_maps = [#row, #bcast, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %t : memref<9x16xf32>, memref<9xf32>) outs(%z : memref<9x16xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %0 = arith.divf %in, %sum : f32
+    linalg.yield %0 : f32
+  }
+  return
+}

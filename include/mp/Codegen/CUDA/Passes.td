@@ -49,9 +49,31 @@ def FuseCasts : Pass<"mp-fuse-casts", "mlir::ModuleOp"> {
     the source and convert it themselves; once no use is left the cast is
     gone. Reading the source in each consumer moves about as many bytes as
     writing the narrow copy and reading it back, and the copy's memory is
-    saved.
+    saved. An elementwise generic whose every use is an operand of one op
+    (a rotary embedding reads its input and the input rotated by half) is
+    fused into that op too: its body runs once per operand, and neither a
+    kernel nor a buffer is left for it.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def HoistDestinations : Pass<"mp-hoist-destinations", "mlir::ModuleOp"> {
+  let summary = "Define the tensors slices are inserted into before their "
+                "producers";
+  let description = [{
+    Empty-tensor elimination makes an op whose result is inserted into a
+    larger tensor write into that tensor's slice, but only when the larger
+    tensor is defined before the op. A decode step's present KV cache is
+    built after the new key row is computed: the past rows are inserted
+    into a `tensor.empty` where the export's Concat stands. When the new
+    row is itself a Concat (GLM's rotated and passed halves of each key),
+    its halves would then be written to a buffer of their own and copied
+    into the cache. This pass moves every static `tensor.empty` to the
+    start of its function, and every `tensor.insert_slice` of a function
+    argument into one (the past rows) right after it, so that the
+    elimination reaches each half.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
 def ContractionToMma : Pass<"mp-contraction-to-mma", "mlir::ModuleOp"> {
@@ -129,7 +151,10 @@ def ReductionToGpu : Pass<"mp-reduction-to-gpu", "mlir::ModuleOp"> {
     `gpu.all_reduce` combines the partials (warp shuffles, then shared
     memory across warps) and thread 0 folds the total into the output.
 
-    It applies when at least `min-reduction` elements are reduced and the
+    It applies when at least `min-reduction` elements are reduced (at least
+    `min-normalization` when the op reading the rows again joins the
+    kernel: a per-head RMSNorm over rows of 16 is then one kernel, not a
+    serial statistic and a separate scaling) and the
     innermost reduction dim is the innermost, unit-stride index of every
     input that depends on the reduction, so consecutive threads read
     consecutive addresses (rows of a LayerNorm, the last axis of a
@@ -141,6 +166,11 @@ def ReductionToGpu : Pass<"mp-reduction-to-gpu", "mlir::ModuleOp"> {
            "Most threads per block (a multiple of 32, at most 1024)">,
     Option<"minReduction", "min-reduction", "int64_t", /*default=*/"32",
            "Fewest reduced elements per output to use a block">,
+    Option<"minNormalization", "min-normalization", "int64_t",
+           /*default=*/"16",
+           "Fewest reduced elements per output to use a block when the op "
+           "that reads the rows again with the result joins the kernel (a "
+           "normalization: one kernel instead of two)">,
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
