@@ -141,6 +141,7 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
     // Casts with several consumers are recomputed in each of them.
     pm.addPass(mp::createFuseCasts());
     pm.addPass(createCanonicalizerPass());
+    pm.addPass(mp::createHoistDestinations());
   }
   // An op whose result is inserted into a larger tensor (a Concat's
   // operands, the past cache copied into present) writes into that

@@ -6,6 +6,11 @@
 // back. Seen whole, it is one elementwise op reading x at (d + h) mod 2h
 // and negating the first half: a generic that fuses into its consumer.
 //
+// GLM's interleaved rotary stacks its pieces on a new last axis and merges
+// it into the one before: reshape(concat(unsqueeze(-x[..., 1::2]),
+// unsqueeze(x[..., 0::2]), -1)). That is an interleave: element j of the
+// result is piece j mod n at j / n, one generic over the merged shape.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Patterns.h"
@@ -155,10 +160,95 @@ struct FoldRotationConcat : public OpRewritePattern<tensor::ConcatOp> {
   }
 };
 
+/// The source of `value` if it is a reshape adding unit dim `dim` (a
+/// tensor.expand_shape whose only non-singleton group is {dim - 1, dim}).
+Value unsqueezedAt(Value value, int64_t dim) {
+  auto expand = value.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand || dim == 0 || expand.getResultType().getDimSize(dim) != 1)
+    return {};
+  for (auto [i, group] : llvm::enumerate(expand.getReassociationIndices())) {
+    bool merged = group.size() == 2 && group[0] == dim - 1 && group[1] == dim;
+    if (group.size() != 1 && !merged)
+      return {};
+    if (merged != ((int64_t)i == dim - 1))
+      return {};
+  }
+  return expand.getSrc();
+}
+
+/// reshape(concat(unsqueeze(p_0), ..., unsqueeze(p_n-1), axis = d)) merging
+/// d into d - 1: the interleave of the pieces along d - 1, computed as one
+/// generic over the merged shape (piece j mod n read at j / n) instead of
+/// inserts into a tensor that the reshape then reads.
+struct FoldInterleaveConcat : public OpRewritePattern<tensor::ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ConcatOp concat,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(concat.getType());
+    int64_t dim = concat.getDim();
+    if (!type || !type.hasStaticShape() || dim == 0 || !concat->hasOneUse())
+      return failure();
+    auto collapse = dyn_cast<tensor::CollapseShapeOp>(*concat->user_begin());
+    if (!collapse)
+      return failure();
+    for (auto [i, group] :
+         llvm::enumerate(collapse.getReassociationIndices())) {
+      bool merged = group.size() == 2 && group[0] == dim - 1 && group[1] == dim;
+      if ((group.size() != 1 && !merged) || merged != ((int64_t)i == dim - 1))
+        return failure();
+    }
+    SmallVector<Value> pieces;
+    for (Value input : concat.getInputs()) {
+      Value piece = unsqueezedAt(input, dim);
+      if (!piece)
+        return failure();
+      pieces.push_back(piece);
+    }
+    int64_t n = pieces.size();
+    if (n < 2 || type.getDimSize(dim) != n)
+      return failure();
+
+    RankedTensorType result = collapse.getResultType();
+    int64_t rank = result.getRank();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> reads;
+    for (int64_t d = 0; d < rank; ++d)
+      reads.push_back(d == dim - 1 ? getAffineDimExpr(d, ctx).floorDiv(n)
+                                   : getAffineDimExpr(d, ctx));
+    SmallVector<AffineMap> maps(n, AffineMap::get(rank, 0, reads, ctx));
+    maps.push_back(rewriter.getMultiDimIdentityMap(rank));
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    Location loc = concat.getLoc();
+    Value init = tensor::EmptyOp::create(rewriter, loc, result.getShape(),
+                                         result.getElementType());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, result, pieces, ValueRange{init}, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value slot = arith::RemUIOp::create(
+              b, l, linalg::IndexOp::create(b, l, dim - 1),
+              arith::ConstantIndexOp::create(b, l, n));
+          Value value = args[n - 1];
+          for (int64_t k = n - 2; k >= 0; --k) {
+            Value here =
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, slot,
+                                      arith::ConstantIndexOp::create(b, l, k));
+            value = arith::SelectOp::create(b, l, here, args[k], value);
+          }
+          linalg::YieldOp::create(b, l, value);
+        });
+    rewriter.replaceOp(collapse, generic.getResult(0));
+    rewriter.eraseOp(concat);
+    return success();
+  }
+};
+
 } // namespace
 
 void mp::populateConcatToLinalgPatterns(RewritePatternSet &patterns) {
   // Tried before the concat is split into inserts.
-  patterns.add<FoldRotationConcat>(patterns.getContext(), /*benefit=*/2);
+  patterns.add<FoldRotationConcat, FoldInterleaveConcat>(patterns.getContext(),
+                                                         /*benefit=*/2);
   tensor::populateDecomposeTensorConcatPatterns(patterns);
 }
