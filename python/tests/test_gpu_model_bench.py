@@ -83,6 +83,21 @@ def test_layer_kernels_is_the_run_repeated_once_per_layer():
     # One launch of four paired differently in one layer still repeats.
     other = [_launch(2, 10), _launch(5, 0), _launch(1, 5), _launch(3, 0)]
     assert layer_kernels(head + layer + [_launch(3, 0)] + other + tail, 2) == 4
+    # llama_dynamo's decode step at batch 1 (launch signatures as
+    # mp.emu --profile-json gives them): the rotary tables' kernel joins
+    # three of the first layer's ten launches, which then differ from the
+    # second layer's; the layer is still ten kernels.
+    def sig(grid, block, tc, core):
+        return {"grid": [grid, 1, 1], "block": [block, 1, 1], "tensor_flops": tc,
+                "core_flops": core}
+    layer1 = [sig(1, 64, 0, 4426), sig(3, 64, 262144, 0), sig(1, 32, 0, 96)]
+    shared = [sig(5, 128, 327680, 20996), sig(4, 160, 0, 12796), sig(1, 128, 294912, 4608),
+              sig(1, 64, 131072, 64), sig(1, 64, 0, 4426), sig(2, 128, 524288, 0),
+              sig(1, 64, 262144, 26688)]
+    layer0 = [sig(2, 64, 0, 4426), sig(4, 64, 262144, 608), sig(1, 161, 0, 96)]
+    step = [sig(66, 256, 0, 8)] + layer0 + shared + layer1 + shared + \
+        [sig(1, 64, 0, 4171), sig(2, 128, 524288, 4608)]
+    assert layer_kernels(step, 2) == 10
     # Layers that launch different kernels: no run repeats.
     assert layer_kernels([_launch(1, 0), _launch(2, 0), _launch(3, 0), _launch(4, 0)], 2) \
         is None

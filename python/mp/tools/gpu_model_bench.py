@@ -117,17 +117,18 @@ def layer_kernels(launches: list[dict], layers: int) -> int | None:
     """Kernels one layer launches: the longest run of launches that repeats
     `layers` times back to back, launch for launch with the same grid,
     block and FLOPs (layers of one shape launch the same kernels; bytes
-    differ where the first layer reads the embedding). A quarter of a run
+    differ where the first layer reads the embedding). A third of a run
     may differ: mp-merge-launches can pair a kernel with a different
-    neighbour in one layer. None when no run repeats."""
+    neighbour in one layer, and the step's own small kernels (the rotary
+    tables) join the first layer's launches. None when no run repeats."""
     sig = [(tuple(l["grid"]), tuple(l["block"]), l["tensor_flops"], l["core_flops"])
            for l in launches]
     for period in range(len(sig) // layers, 1, -1):
         for start in range(len(sig) - layers * period + 1):
             first = sig[start:start + period]
-            if all(4 * sum(a == b for a, b in
+            if all(3 * sum(a == b for a, b in
                            zip(first, sig[start + i * period:start + (i + 1) * period]))
-                   >= 3 * period for i in range(1, layers)):
+                   >= 2 * period for i in range(1, layers)):
                 return period
     return None
 
