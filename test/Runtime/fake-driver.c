@@ -177,24 +177,39 @@ static void *load(const char *spec) {
   return module;
 }
 
+/// Device buffers for c = a + b: a = 1 2 3 4, b = 10 20 30 40, c.
+typedef struct {
+  void *a, *b, *c;
+} AddBuffers;
+
+static AddBuffers addBuffers(void) {
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40};
+  AddBuffers d = {mp_cuda_alloc(sizeof(a)), mp_cuda_alloc(sizeof(b)),
+                  mp_cuda_alloc(sizeof(a))};
+  mp_cuda_copy_to_device(d.a, a, sizeof(a));
+  mp_cuda_copy_to_device(d.b, b, sizeof(b));
+  return d;
+}
+
+static void freeAddBuffers(AddBuffers d) {
+  mp_cuda_free(d.a);
+  mp_cuda_free(d.b);
+  mp_cuda_free(d.c);
+}
+
 /// Runs fake_add on c = a + b through the runtime, as generated code does.
 static void add(void *function) {
-  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, c[4] = {0};
-  void *da = mp_cuda_alloc(sizeof(a)), *db = mp_cuda_alloc(sizeof(b));
-  void *dc = mp_cuda_alloc(sizeof(c));
-  mp_cuda_copy_to_device(da, a, sizeof(a));
-  mp_cuda_copy_to_device(db, b, sizeof(b));
+  AddBuffers d = addBuffers();
+  float c[4] = {0};
   int32_t n = 4;
-  void *params[] = {&da, &db, &dc, &n};
+  void *params[] = {&d.a, &d.b, &d.c, &n};
   void *stream = mgpuStreamCreate();
   mgpuLaunchKernel(function, 1, 1, 1, 4, 1, 1, 0, stream, params, NULL, 4);
   mgpuStreamSynchronize(stream);
   mgpuStreamDestroy(stream);
-  mp_cuda_copy_to_host(c, dc, sizeof(c));
+  mp_cuda_copy_to_host(c, d.c, sizeof(c));
   printf("c = %g %g %g %g\n", c[0], c[1], c[2], c[3]);
-  mp_cuda_free(da);
-  mp_cuda_free(db);
-  mp_cuda_free(dc);
+  freeAddBuffers(d);
 }
 
 /// Captures c = a + b into a graph and replays it twice, changing a.
@@ -258,13 +273,10 @@ static mp_cuda_graph *captureAdd(void *function, mp_cuda_graph *g,
 /// Replays c = a + b captured over 4 elements, then captured again over 2
 /// (the same launch: an update), then over 3 in two launches.
 static int graphUpdate(void *function) {
-  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40}, c[4] = {0};
-  void *da = mp_cuda_alloc(sizeof(a)), *db = mp_cuda_alloc(sizeof(b));
-  void *dc = mp_cuda_alloc(sizeof(c));
-  mp_cuda_copy_to_device(da, a, sizeof(a));
-  mp_cuda_copy_to_device(db, b, sizeof(b));
+  AddBuffers d = addBuffers();
+  float c[4] = {0};
   int32_t n = 4;
-  void *params[] = {&da, &db, &dc, &n};
+  void *params[] = {&d.a, &d.b, &d.c, &n};
   mp_cuda_graph *g = NULL;
   for (int round = 0; round < 3; ++round) {
     static const int32_t sizes[] = {4, 2, 3};
@@ -272,16 +284,14 @@ static int graphUpdate(void *function) {
     int launches = round == 2 ? 2 : 1;
     g = captureAdd(function, g, params, launches);
     float zero[4] = {0};
-    mp_cuda_copy_to_device(dc, zero, sizeof(zero));
+    mp_cuda_copy_to_device(d.c, zero, sizeof(zero));
     mp_cuda_graph_launch(g);
-    mp_cuda_copy_to_host(c, dc, sizeof(c));
+    mp_cuda_copy_to_host(c, d.c, sizeof(c));
     printf("n = %d, %d launch(es): c = %g %g %g %g\n", n, launches, c[0], c[1],
            c[2], c[3]);
   }
   mp_cuda_graph_destroy(g);
-  mp_cuda_free(da);
-  mp_cuda_free(db);
-  mp_cuda_free(dc);
+  freeAddBuffers(d);
   return report();
 }
 
