@@ -190,7 +190,6 @@ public:
   }
 
   void build() {
-    permuteK = !rhsTiles;
     int64_t tiles = c.size(c.batch) * mTiles * nTiles;
     int64_t warps = std::min(warpsPerBlock, tiles);
     auto launch = gpu::LaunchOp::create(
@@ -228,23 +227,15 @@ public:
 
     auto loop = scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1), accs);
     b.setInsertionPointToStart(loop.getBody());
-    // The reduction indices of a lane's two register pairs: k0..k0+1 and
-    // k0+8..k0+9 as the PTX layout numbers them, or, when both operands are
-    // gathered here, four adjacent ones: a sum does not depend on the order
-    // of its terms, so the same renumbering on both sides leaves the product
-    // unchanged, and each lane then reads 4 consecutive elements of its row
-    // (a key row of 16 f16 values is one whole sector for 4 lanes).
-    Value kTile = mul(loop.getInductionVar(), idx(kMmaK));
-    Value kLo = add(kTile, mul(inGroup, idx(permuteK ? 4 : 2)));
-    Value kHi = add(kLo, idx(permuteK ? 2 : 8));
-    Value aFrag = lhsFragment(kLo, kHi);
+    Value k0 =
+        add(mul(loop.getInductionVar(), idx(kMmaK)), mul(inGroup, idx(2)));
+    Value aFrag = lhsFragment(k0);
     SmallVector<Value> next;
     for (int64_t j = 0; j < nSub; ++j) {
       Value frag =
-          rhsTiles
-              ? rhsTile(add(mul(nTile, idx(nSub)), idx(j)),
-                        loop.getInductionVar())
-              : rhsFragment(kLo, kHi, add(add(nBase, idx(j * kMmaN)), group));
+          rhsTiles ? rhsTile(add(mul(nTile, idx(nSub)), idx(j)),
+                             loop.getInductionVar())
+                   : rhsFragment(k0, add(add(nBase, idx(j * kMmaN)), group));
       next.push_back(nvgpu::MmaSyncOp::create(
           b, loc, aFrag, frag, loop.getRegionIterArgs()[j],
           ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK}));
@@ -386,67 +377,23 @@ private:
     return pair(values[0], values[1]);
   }
 
-  /// The pairs of `f` at (kLo, kLo+1) and (kHi, kHi+1) in row `m` or
-  /// column `n`; with kHi = kLo + 2 and the input paired, one load of four
-  /// when a prologue runs on each value (a bare f16 quad would be split by
-  /// a vector.shape_cast, which the NVVM lowering does not take).
-  std::array<Value, 2> factorPairs(const BodySlice &f, Value m, Value n,
-                                   Value kLo, Value kHi, Value outerOk) {
-    if (permuteK && K % 4 == 0 && !f.ops.empty())
-      if (OpOperand *operand = pairedInput(f))
-        if (cast<MemRefType>(operand->get().getType()).getShape().back() % 4 ==
-            0)
-          return factorQuad(f, *operand, m, n, kLo, outerOk);
-    return {factorPair(f, m, n, kLo, outerOk),
-            factorPair(f, m, n, kHi, outerOk)};
+  /// A: registers (g, k0..k0+1), (g+8, k0..), (g, k0+8..), (g+8, k0+8..).
+  Value lhsFragment(Value k0) {
+    SmallVector<Value> regs;
+    for (int64_t kOff : {0, 8})
+      for (Value row : rows)
+        regs.push_back(factorPair(c.lhs, row, {}, add(k0, idx(kOff)),
+                                  guard(row, M, kMmaM)));
+    return pack(regs);
   }
 
-  /// factorPair for k..k+3 (k a multiple of 4, K too: all four are in range
-  /// or none) from one load of `operand`, as the pairs (k, k+1), (k+2, k+3).
-  std::array<Value, 2> factorQuad(const BodySlice &f, OpOperand &operand,
-                                  Value m, Value n, Value k, Value outerOk) {
-    Value ok = both(outerOk, guard(k, K, kMmaK));
-    Type element = cast<MemRefType>(operand.get().getType()).getElementType();
-    Value loaded = vector::LoadOp::create(
-        b, loc, VectorType::get({4}, element), operand.get(),
-        indices(operand, pointAt(clamp(m, ok), clamp(n, ok), clamp(k, ok))),
-        /*nontemporal=*/false,
-        /*alignment=*/llvm::MaybeAlign(element.getIntOrFloatBitWidth() / 2));
-    std::array<Value, 4> values;
-    for (int64_t e = 0; e < 4; ++e) {
-      Value x = vector::ExtractOp::create(b, loc, loaded, ArrayRef<int64_t>{e});
-      values[e] = evaluateSlice(
-          b, loc, c.op, f,
-          pointAt(clamp(m, ok), clamp(n, ok), clamp(add(k, idx(e)), ok)),
-          {{operand.getOperandNumber(), x}});
-    }
-    std::array<Value, 2> pairs;
-    auto halves = VectorType::get({2}, b.getF16Type());
-    for (int64_t h = 0; h < 2; ++h) {
-      pairs[h] = pair(values[2 * h], values[2 * h + 1]);
-      if (ok)
-        pairs[h] = arith::SelectOp::create(
-            b, loc, ok, pairs[h],
-            arith::ConstantOp::create(b, loc, b.getZeroAttr(halves)));
-    }
-    return pairs;
-  }
-
-  /// A: registers (g, kLo..kLo+1), (g+8, kLo..), (g, kHi..kHi+1),
-  /// (g+8, kHi..).
-  Value lhsFragment(Value kLo, Value kHi) {
-    SmallVector<std::array<Value, 2>> perRow;
-    for (Value row : rows)
-      perRow.push_back(
-          factorPairs(c.lhs, row, {}, kLo, kHi, guard(row, M, kMmaM)));
-    return pack({perRow[0][0], perRow[1][0], perRow[0][1], perRow[1][1]});
-  }
-
-  /// B (column n = group): registers (kLo..kLo+1, n), (kHi..kHi+1, n).
-  Value rhsFragment(Value kLo, Value kHi, Value n) {
-    std::array<Value, 2> regs =
-        factorPairs(c.rhs, {}, n, kLo, kHi, guard(n, N, kMmaN * nSub));
-    return pack({regs[0], regs[1]});
+  /// B (column n = group): registers (k0..k0+1, n), (k0+8..k0+9, n).
+  Value rhsFragment(Value k0, Value n) {
+    SmallVector<Value> regs;
+    for (int64_t kOff : {0, 8})
+      regs.push_back(factorPair(c.rhs, {}, n, add(k0, idx(kOff)),
+                                guard(n, N, kMmaN * nSub)));
+    return pack(regs);
   }
 
   /// B of 8-column tile `nt` at reduction tile `kt` from the fragment-
@@ -506,9 +453,6 @@ private:
   int64_t M, N, K, nSub, mTiles, nTiles, kTiles;
   Value lane, group, inGroup;
   Value rhsTiles; // the fragment-ordered weight, when laid out
-  /// Whether both operands are gathered here (no laid-out weight), so the
-  /// reduction indices may be renumbered (see the main loop).
-  bool permuteK = false;
   SmallVector<Value> base, rows;
   SmallVector<std::array<Value, 2>> cols;
 };
