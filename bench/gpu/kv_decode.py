@@ -16,12 +16,18 @@ run-time fill level and the in-place cache writes; it also times one step
 (median, ms; every lib.run call copies the caches host <-> device). The loop
 then runs again on device buffers (lib.run_device: the caches and the
 encoder output stay in device memory, each step uploads its mel frame and
-downloads its outputs), checked the same way and timed per step. Results:
-OUT/kv_decode.md and OUT/kv_decode.json. Needs numpy and python/mp only.
+downloads its outputs), checked the same way and timed per step. Its
+inputs and outputs stay in the same device buffers from step to step, so
+with CUDA graphs (on unless MP_CUDA_GRAPHS=0) each step after the second is
+captured again and replayed as one graph launch (docs/decode.md). Results:
+OUT/kv_decode.md and OUT/kv_decode.json, or OUT/kv_decode_plain.* with
+MP_CUDA_GRAPHS=0 (bench/gpu/run.sh runs both). Needs numpy and python/mp
+only.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -63,14 +69,18 @@ def decode_device(lib, feeds: dict, steps: int) -> tuple[list[dict], list[float]
     caches = {n: lib.to_device(np.zeros(shape, dtype)) for n, (dtype, shape) in specs.items()
               if n.startswith("past_") and n != "past_sequence_length"}
     out = {n.replace("past_", "present_", 1): a for n, a in caches.items()}
+    produced = {n: lib.empty_device(shape, dtype) for n, dtype, shape in lib.outputs
+                if n not in out}
     encoder = lib.to_device(feeds["encoder_out"])
+    mel = lib.to_device(feeds["mel"][0])
     results, times = [], []
     for t in range(steps):
         t0 = time.perf_counter()
-        outs = lib.run_device({"mel_frame": feeds["mel"][t % len(feeds["mel"])],
-                               "encoder_out": encoder,
-                               "past_sequence_length": np.array(t, np.int64), **caches}, out=out)
-        results.append({n: a.numpy() for n, a in outs.items() if n not in out})
+        mel.copy_from(feeds["mel"][t % len(feeds["mel"])])
+        lib.run_device({"mel_frame": mel, "encoder_out": encoder,
+                        "past_sequence_length": np.array(t, np.int64), **caches},
+                       out={**out, **produced})
+        results.append({n: a.numpy() for n, a in produced.items()})
         times.append((time.perf_counter() - t0) * 1e3)
     results[-1].update({n: a.numpy() for n, a in out.items()})
     return results, times
@@ -108,7 +118,8 @@ def prepare(art: Path) -> int:
 
 def run(art: Path, out: Path, device: str = "cuda") -> int:
     target = library_target(device)
-    report = {"steps": STEPS, "results": []}
+    graphs = os.environ.get("MP_CUDA_GRAPHS") != "0"
+    report = {"steps": STEPS, "cuda_graphs": graphs, "results": []}
     for precision, (rtol, atol) in TOLERANCE.items():
         folder = art / "kv_decode" / precision
         row = {"precision": precision}
@@ -142,7 +153,10 @@ def run(art: Path, out: Path, device: str = "cuda") -> int:
         print(f"kv_decode: {row}")
     lines = ["# Decode loop with in-place KV caches (CUDA vs CPU library)", "",
              f"{STEPS} steps of the TTS decoder (--fuse-attention --max-seq-len 64), "
-             "each step's outputs compared with the CPU library's.", "",
+             "each step's outputs compared with the CPU library's. "
+             + ("CUDA graphs on: on device buffers each step after the second is captured "
+                "again and replayed as one graph launch." if graphs else
+                "MP_CUDA_GRAPHS=0: every kernel launched one by one."), "",
              "worst excess: the largest |got - want| - (atol + rtol |want|), PASS when <= 0, for the "
              "loop through lib.run (host buffers, caches copied both ways every step) and through "
              "lib.run_device (caches kept in device memory). step ms: median wall time of one step "
@@ -153,7 +167,7 @@ def run(art: Path, out: Path, device: str = "cuda") -> int:
         lines.append(f"| {row['precision']} | {result_cell(row)} | {row.get('worst_excess', NAN):.2e} "
                      f"| {row.get('worst_excess_device', NAN):.2e} | {row.get('step_ms', NAN):.3f} "
                      f"| {row.get('device_step_ms', NAN):.3f} |")
-    return write_report(out, "kv_decode", report, lines)
+    return write_report(out, "kv_decode" if graphs else "kv_decode_plain", report, lines)
 
 
 if __name__ == "__main__":
