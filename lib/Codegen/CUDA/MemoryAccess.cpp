@@ -104,14 +104,14 @@ FailureOr<SmallVector<mp::Access>> mp::opAccesses(Operation *op) {
   effects.getEffects(list);
   for (MemoryEffects::EffectInstance &e : list) {
     Value v = e.getValue();
-    bool write = isa<MemoryEffects::Write>(e.getEffect());
+    // Freeing or allocating a buffer orders like writing all of it.
+    bool write = !isa<MemoryEffects::Read>(e.getEffect());
     if (!v || !isa<MemRefType>(v.getType())) {
       if (write)
         return failure();
       continue;
     }
-    if (write || isa<MemoryEffects::Read>(e.getEffect()))
-      accesses->push_back(describeAccess(v, write));
+    accesses->push_back(describeAccess(v, write));
   }
   return accesses;
 }

@@ -37,8 +37,9 @@ Access describeAccess(mlir::Value memref, bool write);
 /// an op's effects are unknown.
 mlir::FailureOr<llvm::SmallVector<Access>> accessesOf(mlir::Operation *op);
 
-/// What `op` itself and the ops nested in it read and write; failure when
-/// an effect is unknown.
+/// What `op` itself and the ops nested in it read and write (freeing or
+/// allocating a buffer counts as writing it); failure when an effect is
+/// unknown.
 mlir::FailureOr<llvm::SmallVector<Access>> opAccesses(mlir::Operation *op);
 
 /// Whether `a` comes before `b` in the same block with only ops without

@@ -761,3 +761,39 @@ func.func @short_rows(%x: memref<4x16xf32>, %s: memref<4xf32>, %y: memref<9x16xf
   }
   return
 }
+
+// -----
+
+#row = affine_map<(r, k) -> (r, k)>
+#stat = affine_map<(r, k) -> (r)>
+
+// The statistic's input freed before the scaling: the free may not move
+// above the statistic, so the scaling does not join it, and rows of 16
+// with nothing fused stay one thread per row.
+// CHECK-LABEL: func.func @input_freed_between
+//   CHECK-NOT:   gpu.launch
+//       CHECK:   linalg.generic
+//       CHECK:   memref.dealloc
+//       CHECK:   linalg.generic
+func.func @input_freed_between(%x: memref<2x16xf32>, %y: memref<2x16xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %t = memref.alloc() : memref<2x16xf32>
+  memref.copy %x, %t : memref<2x16xf32> to memref<2x16xf32>
+  %s = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<2xf32>)
+  linalg.generic {indexing_maps = [#row, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%t : memref<2x16xf32>) outs(%s : memref<2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %out : f32
+    linalg.yield %0 : f32
+  }
+  memref.dealloc %t : memref<2x16xf32>
+  linalg.generic {indexing_maps = [#row, #stat, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : memref<2x16xf32>, memref<2xf32>) outs(%y : memref<2x16xf32>) {
+  ^bb0(%in: f32, %sum: f32, %out: f32):
+    %0 = arith.divf %in, %sum : f32
+    linalg.yield %0 : f32
+  }
+  memref.dealloc %s : memref<2xf32>
+  return
+}
