@@ -11,6 +11,8 @@
 // output (mp-map-to-gpu) is the coalesced mapping and is kept. An output
 // filled right before (a sum's zeros, a max's -inf) is folded with the
 // fill's value instead of being read: the fill is no kernel of its own.
+// Rows that fit a warp take a warp each, several to a block, combined by
+// butterfly shuffles without a barrier.
 //
 // A normalization is one kernel: the elementwise ops on the reduced values
 // (RMSNorm's mean, a reciprocal) run in every thread of the block on the
@@ -348,9 +350,11 @@ bool takeRowConsumer(Reduction &r, linalg::GenericOp op,
       accesses.push_back(describeAccess(in->get(), /*write=*/false));
   if (conflict(describeAccess(out, /*write=*/true), accesses))
     return false;
-  FailureOr<SmallVector<Access>> own = opAccesses(op);
-  if (!passed.empty() && (failed(own) || conflict(*own, passed)))
-    return false;
+  if (!passed.empty()) {
+    FailureOr<SmallVector<Access>> own = opAccesses(op);
+    if (failed(own) || conflict(*own, passed))
+      return false;
+  }
   r.rowConsumer = op;
   r.rowInput = input;
   r.consumerLoops = std::move(*loops);

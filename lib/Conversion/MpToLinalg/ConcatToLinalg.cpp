@@ -160,19 +160,24 @@ struct FoldRotationConcat : public OpRewritePattern<tensor::ConcatOp> {
   }
 };
 
-/// The source of `value` if it is a reshape adding unit dim `dim` (a
-/// tensor.expand_shape whose only non-singleton group is {dim - 1, dim}).
+/// Whether `groups` (a reshape's reassociation) pairs dims dim - 1 and dim
+/// of the larger shape and leaves every other dim alone.
+bool mergesOnly(ArrayRef<ReassociationIndices> groups, int64_t dim) {
+  for (auto [i, group] : llvm::enumerate(groups)) {
+    bool merged = group.size() == 2 && group[0] == dim - 1 && group[1] == dim;
+    if ((group.size() != 1 && !merged) || merged != ((int64_t)i == dim - 1))
+      return false;
+  }
+  return true;
+}
+
+/// The source of `value` if it is a reshape adding unit dim `dim` after
+/// dim - 1.
 Value unsqueezedAt(Value value, int64_t dim) {
   auto expand = value.getDefiningOp<tensor::ExpandShapeOp>();
-  if (!expand || dim == 0 || expand.getResultType().getDimSize(dim) != 1)
+  if (!expand || dim == 0 || expand.getResultType().getDimSize(dim) != 1 ||
+      !mergesOnly(expand.getReassociationIndices(), dim))
     return {};
-  for (auto [i, group] : llvm::enumerate(expand.getReassociationIndices())) {
-    bool merged = group.size() == 2 && group[0] == dim - 1 && group[1] == dim;
-    if (group.size() != 1 && !merged)
-      return {};
-    if (merged != ((int64_t)i == dim - 1))
-      return {};
-  }
   return expand.getSrc();
 }
 
@@ -190,14 +195,8 @@ struct FoldInterleaveConcat : public OpRewritePattern<tensor::ConcatOp> {
     if (!type || !type.hasStaticShape() || dim == 0 || !concat->hasOneUse())
       return failure();
     auto collapse = dyn_cast<tensor::CollapseShapeOp>(*concat->user_begin());
-    if (!collapse)
+    if (!collapse || !mergesOnly(collapse.getReassociationIndices(), dim))
       return failure();
-    for (auto [i, group] :
-         llvm::enumerate(collapse.getReassociationIndices())) {
-      bool merged = group.size() == 2 && group[0] == dim - 1 && group[1] == dim;
-      if ((group.size() != 1 && !merged) || merged != ((int64_t)i == dim - 1))
-        return failure();
-    }
     SmallVector<Value> pieces;
     for (Value input : concat.getInputs()) {
       Value piece = unsqueezedAt(input, dim);

@@ -126,9 +126,11 @@ def MergeLaunches : Pass<"mp-merge-launches", "mlir::ModuleOp"> {
     (qwen3's per-head q and k norms), which takes a launch of its own with
     the other statistics. Blocks are as wide as the widest member; a narrower member
     runs on the first threads of each block, in whole warps when it uses
-    warp-level ops (`mma.sync`, shuffles). Launches with barriers or
-    block-wide reductions, workgroup memory, async tokens or ops that read
-    the launch geometry other than through its region arguments keep their
+    warp-level ops (`mma.sync`, shuffles). A launch with barriers or
+    block-wide reductions joins only at its own block width: each block
+    runs one member's body, so every thread of it reaches the barrier.
+    Launches with workgroup memory, async tokens or ops that read the
+    launch geometry other than through its region arguments keep their
     own launch.
   }];
   let dependentDialects = [
@@ -150,6 +152,11 @@ def ReductionToGpu : Pass<"mp-reduction-to-gpu", "mlir::ModuleOp"> {
     the reduced elements folding their share in registers, then
     `gpu.all_reduce` combines the partials (warp shuffles, then shared
     memory across warps) and thread 0 folds the total into the output.
+    Rows that fit a warp (at most 32 elements) take one warp each, several
+    to a block, combined by butterfly shuffles alone: no barrier, so
+    `mp-merge-launches` can put the kernel in a launch of any width. The
+    op that reads the rows again joins the kernel even past up to four
+    ops that touch neither it nor the reduction (they move above).
 
     It applies when at least `min-reduction` elements are reduced (at least
     `min-normalization` when the op reading the rows again joins the
