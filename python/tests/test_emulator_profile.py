@@ -67,6 +67,19 @@ def test_broadcast_is_one_sector_per_warp_and_counted_once():
     assert p.dram_read == 32
 
 
+def test_sites_name_the_instructions_that_waste_sectors():
+    """Per instruction: a unit-stride load wastes nothing and is not listed;
+    a strided one (12.5 % used) is, with its PTX line and text, and its
+    bytes add up to the launch's."""
+    p = _profile("ld.global.b32 %r2, [%rd5]; mul.wide.u32 %rd8, %r1, 32; add.s64 %rd9, %rd1, %rd8; "
+                 "ld.global.b32 %r3, [%rd9];", 64)
+    (site, requested, moved), = p.worst_sites(5)
+    assert site.endswith("ld.global.b32 %r3, [%rd9]") and site.split(":")[0].isdigit()
+    assert (requested, moved) == (256, 64 * 32)
+    assert sum(r for r, _ in p.sites.values()) == p.requested_read
+    assert sum(s for _, s in p.sites.values()) == p.sectors_read
+
+
 def test_vector_loads_count_their_whole_width():
     """ld.v4.b32 by 32 lanes: 512 contiguous bytes, 16 sectors, once."""
     p = _profile("mul.wide.u32 %rd8, %r1, 16; add.s64 %rd9, %rd1, %rd8; "
@@ -108,7 +121,7 @@ def test_profile_of_a_real_library(tmp_path):
                     "--gpu", "compute_80", "--precision", "mixed", "--shapes-from", str(data)],
                    check=True, capture_output=True)
     proc = subprocess.run([sys.executable, "-m", "mp.emu", str(lib), str(data), "--profile",
-                           "--profile-json", str(tmp_path / "p.json")],
+                           "--profile-json", str(tmp_path / "p.json"), "--profile-sites", "2"],
                           env=ENV, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads((tmp_path / "p.json").read_text())
@@ -125,3 +138,6 @@ def test_profile_of_a_real_library(tmp_path):
     text = proc.stdout
     assert f"step: {len(launches)} launches" in text and "not a measurement" in text
     assert sum(1 for line in text.splitlines() if "main_graph" in line) == len(launches)
+    # --profile-sites: at most 2 instructions under each launch, by PTX line.
+    sites = [line for line in text.splitlines() if "KB moved: PTX line" in line]
+    assert 0 < len(sites) <= 2 * len(launches)

@@ -2,7 +2,7 @@
 
     python -m mp.emu out/libtts.so examples/tts_decoder/test_data_set_0
         [--reference out/libtts_cpu.so] [--rtol R --atol A] [--trace]
-        [--profile [--profile-json FILE] [--launch-us US]]
+        [--profile [--profile-json FILE] [--launch-us US] [--profile-sites N]]
 
 The library must carry PTX (``mp-compile --target cuda --gpu compute_80``).
 Inputs are the folder's ``input_N.pb`` (in the library's input order, or by
@@ -16,7 +16,9 @@ f16 ulps (mixed, fp16 outputs) of the output's max abs value.
 ``--rtol``/``--atol`` set both. ``--profile`` prints, per launch and for
 the whole run, the global memory traffic in 32-byte sectors, coalescing,
 FLOPs on Tensor Cores and CUDA cores and a modeled H200 time next to the
-run's roofline (mp.emu.profile says what the model assumes). Exit status: 0 if every comparison passes, 1 if one
+run's roofline (mp.emu.profile says what the model assumes);
+``--profile-sites N`` adds, under each launch, the N load/store instructions
+that waste the most sector bytes. Exit status: 0 if every comparison passes, 1 if one
 fails, 2 if the library cannot run (an emulation error names the kernel, the
 PTX line and the thread).
 """
@@ -45,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true",
                     help="memory traffic, FLOPs and modeled H200 time per launch and run")
     ap.add_argument("--profile-json", type=Path, help="also write the profile as JSON")
+    ap.add_argument("--profile-sites", type=int, default=0, metavar="N",
+                    help="with --profile: under each launch, its N global loads and stores "
+                         "that move the most bytes no lane asked for")
     ap.add_argument("--launch-us", type=float, default=LAUNCH_SECONDS * 1e6,
                     help="modeled cost of one launch in microseconds (default %(default)g)")
     args = ap.parse_args(argv)
@@ -64,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         step = StepProfile(emu.profile, report.constant_bytes + report.io_bytes,
                            args.launch_us * 1e-6)
         if args.profile:
-            print("\n".join(step.lines()))
+            print("\n".join(step.lines(args.profile_sites)))
         if args.profile_json:
             args.profile_json.write_text(json.dumps(step.to_dict(), indent=1) + "\n")
     for verdict in report.verdicts:

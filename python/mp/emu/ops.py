@@ -471,7 +471,7 @@ def _ld(L: Launch, ins: Instruction) -> None:
     dest, addr = ins.operands[0], ins.operands[1]
     elems = _vector(dest) if dest.startswith("{") else [dest]
     _check_vector_alignment(L, space, addr, size, len(elems))
-    _profile_access(L, space, addr, size * len(elems), store=False)
+    _profile_access(L, ins, space, addr, size * len(elems), store=False)
     for i, e in enumerate(elems):
         value = L.load(space, _offset(addr, i * size), size)
         if _kind(t)[0] == "s" and L.reg_bits(e) > size * 8:
@@ -486,12 +486,13 @@ def _st(L: Launch, ins: Instruction) -> None:
     addr, src = ins.operands[0], ins.operands[1]
     elems = _vector(src) if src.startswith("{") else [src]
     _check_vector_alignment(L, _space(parts), addr, size, len(elems))
-    _profile_access(L, _space(parts), addr, size * len(elems), store=True)
+    _profile_access(L, ins, _space(parts), addr, size * len(elems), store=True)
     for i, e in enumerate(elems):
         L.store(_space(parts), _offset(addr, i * size), L.read(e, f"u{size * 8}"), size)
 
 
-def _profile_access(L: Launch, space: str, addr: str, nbytes: int, store: bool) -> None:
+def _profile_access(L: Launch, ins: Instruction, space: str, addr: str, nbytes: int,
+                    store: bool) -> None:
     """Records a global access of `nbytes` per thread (a whole vector) while profiling."""
     if L.profile is None or space != "global":
         return
@@ -500,7 +501,8 @@ def _profile_access(L: Launch, space: str, addr: str, nbytes: int, store: bool) 
         return
     # Bounds and alignment are checked by the access itself, right after.
     offsets = (a - np.uint64(L.memory.base)).astype(np.int64)
-    L.profile.access(L.warp[L.thread_ids()], offsets, nbytes, store)
+    L.profile.access(L.warp[L.thread_ids()], offsets, nbytes, store,
+                     site=f"{ins.line}: {ins.text.strip() or ins.opcode}")
 
 
 def _check_vector_alignment(L: Launch, space: str, addr: str, size: int, count: int) -> None:

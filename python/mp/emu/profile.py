@@ -54,6 +54,9 @@ class LaunchProfile:
     dram_written: int = 0
     tensor_flops: int = 0
     core_flops: int = 0
+    # Per global load/store instruction (its PTX line and text): requested
+    # bytes and sectors moved, summed over the warps that ran it.
+    sites: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def dram_bytes(self) -> int:
@@ -65,8 +68,16 @@ class LaunchProfile:
         moved = SECTOR * (self.sectors_read + self.sectors_written)
         return (self.requested_read + self.requested_written) / moved if moved else 1.0
 
+    def worst_sites(self, count: int) -> list[tuple[str, int, int]]:
+        """The `count` instructions that move the most bytes nobody asked
+        for: (site, requested bytes, sector bytes), worst first."""
+        moved = [(site, req, SECTOR * sec) for site, (req, sec) in self.sites.items()]
+        moved.sort(key=lambda s: s[1] - s[2])
+        return [s for s in moved[:count] if s[2] > s[1]]
+
     def to_dict(self) -> dict:
         d = asdict(self)
+        d.pop("sites")
         d["coalesced"] = self.coalesced
         d["modeled_seconds"] = modeled_seconds(self)
         return d
@@ -85,7 +96,8 @@ class LaunchCounters:
     _read: list[np.ndarray] = field(default_factory=list)
     _written: list[np.ndarray] = field(default_factory=list)
 
-    def access(self, warps: np.ndarray, offsets: np.ndarray, nbytes: int, store: bool) -> None:
+    def access(self, warps: np.ndarray, offsets: np.ndarray, nbytes: int, store: bool,
+               site: str = "") -> None:
         """One instruction's global accesses: `nbytes` at each byte offset
         (into device memory) by threads of the given warps. Accesses are
         aligned to their size (checked before), so each lies in one sector
@@ -102,6 +114,9 @@ class LaunchCounters:
         # Aligned same-size accesses either coincide or do not overlap.
         distinct = nbytes * len(np.unique(warps.astype(np.int64) << 36 | offsets // nbytes))
         p = self.profile
+        counts = p.sites.setdefault(site, [0, 0])
+        counts[0] += distinct
+        counts[1] += per_warp
         if store:
             p.requested_written += distinct
             p.sectors_written += per_warp
@@ -175,8 +190,10 @@ class StepProfile:
     def to_dict(self) -> dict:
         return {"summary": self.summary(), "launches": [p.to_dict() for p in self.launches]}
 
-    def lines(self) -> list[str]:
-        """A table per launch, then the step's totals next to its roofline."""
+    def lines(self, sites: int = 0) -> list[str]:
+        """A table per launch (each followed by its `sites` least coalesced
+        load/store instructions), then the step's totals next to its
+        roofline."""
         out = [f"{'#':>4} {'kernel':<28} {'grid x block':<20} {'read KB':>9} {'write KB':>9} "
                f"{'coal.':>6} {'TC MFLOP':>9} {'core MFLOP':>10} {'model us':>9}"]
         for i, p in enumerate(self.launches):
@@ -185,6 +202,9 @@ class StepProfile:
                        f"{p.dram_written / 1e3:>9.1f} {100 * p.coalesced:>5.0f}% "
                        f"{p.tensor_flops / 1e6:>9.2f} {p.core_flops / 1e6:>10.2f} "
                        f"{1e6 * modeled_seconds(p, self.launch_seconds):>9.2f}")
+            for site, requested, moved in p.worst_sites(sites):
+                out.append(f"{'':>6}{100 * requested / moved:>4.0f}% of "
+                           f"{moved / 1e3:>7.1f} KB moved: PTX line {site}")
         s = self.summary()
         out += [
             f"step: {s['launches']} launches; DRAM {s['dram_bytes'] / 1e6:.3f} MB modeled, "
