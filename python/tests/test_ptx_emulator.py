@@ -855,6 +855,23 @@ def _shape_models() -> dict[str, tuple]:
     models["attention_causal"] = (node("Attention", ["q", "k", "v"], is_causal=1),
                                   {"q": f(1, 2, 13, 16), "k": f(1, 2, 13, 16),
                                    "v": f(1, 2, 13, 16)}, {}, 23)
+    # Decode steps as torch exports them: grouped-query heads, a past joined
+    # with the new key (the kernel writes the joined cache as it reads the
+    # past), and the mask the model builds from attention_mask: additive
+    # with a masked (padded) key, broadcast over heads; boolean per head.
+    present = ["y", "present_key", "present_value"]
+    additive = np.zeros((2, 1, 1, 71), np.float32)
+    additive[0, ..., 3] = additive[1, ..., 60] = np.finfo(np.float32).min
+    models["attention_past_additive_mask"] = (
+        [h.make_node("Attention", ["q", "k", "v", "mask", "past_key", "past_value"], present)],
+        {"q": f(2, 4, 1, 16), "k": f(2, 2, 1, 16), "v": f(2, 2, 1, 16), "mask": additive,
+         "past_key": f(2, 2, 70, 16), "past_value": f(2, 2, 70, 16)}, {}, 23)
+    keep = rng.random((1, 3, 2, 43)) > 0.2
+    keep[..., 0] = True
+    models["attention_past_bool_mask"] = (
+        [h.make_node("Attention", ["q", "k", "v", "mask", "past_key", "past_value"], present)],
+        {"q": f(1, 3, 2, 40), "k": f(1, 3, 2, 40), "v": f(1, 3, 2, 24), "mask": keep,
+         "past_key": f(1, 3, 41, 40), "past_value": f(1, 3, 41, 24)}, {}, 23)
     return models
 
 
@@ -884,12 +901,16 @@ def shape_results(tmp_path_factory):
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper as h, numpy_helper
+
+    def helper_type(a):
+        return h.np_dtype_to_tensor_dtype(a.dtype)
     root = tmp_path_factory.mktemp("shapes")
     cases = []
     for name, (nodes, feeds, inits, opset) in _shape_models().items():
+        outputs = list(nodes[-1].output)
         graph = h.make_graph(
-            nodes, name, [h.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in feeds.items()],
-            [h.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            nodes, name, [h.make_tensor_value_info(n, helper_type(a), a.shape) for n, a in feeds.items()],
+            [h.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
             initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
         model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
         model.ir_version = 9
@@ -901,7 +922,8 @@ def shape_results(tmp_path_factory):
                                     providers=["CPUExecutionProvider"]).run(None, feeds)
         for i, (n, a) in enumerate(feeds.items()):
             (data / f"input_{i}.pb").write_bytes(numpy_helper.from_array(a, n).SerializeToString())
-        (data / "output_0.pb").write_bytes(numpy_helper.from_array(want[0], "y").SerializeToString())
+        for i, (n, a) in enumerate(zip(outputs, want)):
+            (data / f"output_{i}.pb").write_bytes(numpy_helper.from_array(a, n).SerializeToString())
         for precision in ("fp32", "mixed"):
             case = root / f"{name}-{precision}"
             case.mkdir()
@@ -933,7 +955,8 @@ def test_kernel_family_at_awkward_shapes(shape_results, name, precision):
     results, proc = shape_results
     lines = results.get(f"{name}-{precision}")
     assert lines, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert len(lines) == 2 and all(line.startswith("PASS") for line in lines), lines
+    outputs = len(_shape_models()[name][0][-1].output)
+    assert len(lines) == 2 * outputs and all(line.startswith("PASS") for line in lines), lines
 
 
 def _run_against_cpu(tmp_path: Path, model: Path, script: str, *args: str,

@@ -393,6 +393,38 @@ Value softmaxWithSink(OpBuilder &b, Location loc, Value scores, Value sink) {
 
 namespace mp::lowering {
 
+FlashResult attendFlash(OpBuilder &b, Location loc, Value q, Value k, Value v,
+                        Value pastKey, Value pastValue, Type presentKeyType,
+                        Type presentValueType, double scale, const MaskSpec &m,
+                        const AttentionTarget &target, bool needScores,
+                        Value keyLimit) {
+  // The flash kernels are generated for static shapes; with run-time
+  // lengths the GPU takes the materialized scores (generic kernels).
+  auto isStatic = [](Value x) { return !x || typeOf(x).hasStaticShape(); };
+  if (target.mode != AttentionLowering::GpuFlash || !target.gpuKernels ||
+      needScores || !isStatic(q) || !isStatic(k) || !isStatic(v) ||
+      !isStatic(pastKey) || !isStatic(pastValue))
+    return {};
+  // The masks the kernels know.
+  if (m.keyPadding || m.fillMask || m.sink)
+    return {};
+  FlashOperands ops;
+  ops.q = q, ops.k = k, ops.v = v;
+  ops.pastKey = pastKey, ops.pastValue = pastValue;
+  ops.presentKeyType = presentKeyType, ops.presentValueType = presentValueType;
+  ops.scale = scale;
+  ops.keyLimit = keyLimit;
+  FlashMasks &masks = ops.masks;
+  masks.causal = m.causal;
+  masks.causalOffset = m.causalOffset;
+  masks.causalOffsetValue = m.causalOffsetValue;
+  masks.kvLength = m.kvLength;
+  masks.additive = m.additive;
+  masks.keep = m.keep;
+  masks.softcap = m.softcap;
+  return target.gpuKernels(b, loc, ops);
+}
+
 std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                                Value v, double scale, const MaskSpec &m,
                                const AttentionTarget &target, bool needScores,
@@ -401,23 +433,10 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
   int64_t B = a.B, Hq = a.Hq, S = a.S, T = a.T, Dv = a.Dv;
   Type f32 = b.getF32Type(), elt = typeOf(q).getElementType();
   bool streamLongCaches = target.mode == AttentionLowering::Streaming;
-  // The flash kernels are generated for static shapes; with run-time
-  // lengths the GPU takes the materialized scores (generic kernels).
-  bool flash = target.mode == AttentionLowering::GpuFlash &&
-               target.gpuKernels && typeOf(q).hasStaticShape() &&
-               typeOf(k).hasStaticShape() && typeOf(v).hasStaticShape();
-  // The GPU's flash kernels take the masks they know.
-  if (flash && !needScores && !m.additive && !m.keep && !m.keyPadding &&
-      !m.fillMask && !m.sink) {
-    FlashMasks masks;
-    masks.causal = m.causal;
-    masks.causalOffset = m.causalOffset;
-    masks.causalOffsetValue = m.causalOffsetValue;
-    masks.kvLength = m.kvLength;
-    masks.softcap = m.softcap;
-    if (Value out = target.gpuKernels(b, loc, q, k, v, scale, masks, keyLimit))
-      return {out, Value()};
-  }
+  if (Value out = attendFlash(b, loc, q, k, v, Value(), Value(), Type(), Type(),
+                              scale, m, target, needScores, keyLimit)
+                      .output)
+    return {out, Value()};
   // Long caches stream: the scores exist one block of keys at a time.
   // A cache of run-time length streams whatever its length: its scores
   // could not be bounded when compiling.

@@ -105,6 +105,19 @@ std::pair<Value, Value> attend(OpBuilder &b, Location loc, Value q, Value k,
                                bool needScores = false,
                                Value keyLimit = Value());
 
+/// attend() on the target's attention kernels (AttentionLowering::GpuFlash,
+/// static shapes, masks they know, no scores wanted), or a null output.
+/// With `pastKey`/`pastValue` (of any float type), k and v are the new keys
+/// that follow the past's, and the kernels also return the joined caches
+/// (present, of element types `presentKeyType`/`presentValueType`, null:
+/// q's), which they write as they read the past.
+FlashResult attendFlash(OpBuilder &b, Location loc, Value q, Value k, Value v,
+                        Value pastKey, Value pastValue,
+                        mlir::Type presentKeyType, mlir::Type presentValueType,
+                        double scale, const MaskSpec &m,
+                        const AttentionTarget &target, bool needScores,
+                        Value keyLimit = Value());
+
 /// Rotary position embedding of `x` ([B, S, N*D] or [B, N, S, D]): the
 /// first `rotDim` (0: 2 * cache width) values of each head rotate by the
 /// angles in the caches, read at [position_ids[b, s], col] or, without

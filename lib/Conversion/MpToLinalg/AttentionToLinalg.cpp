@@ -34,6 +34,46 @@ Value unusedScores(OpBuilder &b, Location loc, AttentionOp op, Value q,
   return emptyTensor(b, loc, type, sizes);
 }
 
+/// True when `op` is an elementwise generic whose body only converts its
+/// one input between float types (what mp.cast lowers to).
+bool isFloatCastGeneric(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  Operation &convert = body.front();
+  return isa<arith::ExtFOp, arith::TruncFOp>(convert) &&
+         convert.getOperand(0) == body.getArgument(0) &&
+         body.getTerminator()->getOperand(0) == convert.getResult(0);
+}
+
+bool isFloatCast(Operation *op) {
+  if (auto cast = dyn_cast_or_null<CastOp>(op))
+    return isa<FloatType>(getElementTypeOrSelf(cast.getInput())) &&
+           isa<FloatType>(getElementTypeOrSelf(cast.getOutput()));
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  return generic && isFloatCastGeneric(generic);
+}
+
+/// The tensor that `v` converts to its float type (an mp.cast, lowered or
+/// not), or `v`.
+Value beforeFloatCast(Value v) {
+  Operation *op = v ? v.getDefiningOp() : nullptr;
+  return isFloatCast(op) ? op->getOperand(0) : v;
+}
+
+/// The float conversion that is the only use of `v`, or null.
+Operation *soleFloatCastUser(Value v) {
+  if (!v.hasOneUse())
+    return nullptr;
+  Operation *user = *v.getUsers().begin();
+  return isFloatCast(user) && user->getOperand(0) == v ? user : nullptr;
+}
+
 /// ONNX Attention-23/24.
 struct OnnxAttentionLowering : public AttentionPattern<AttentionOp> {
   using AttentionPattern::AttentionPattern;
@@ -108,8 +148,39 @@ struct OnnxAttentionLowering : public AttentionPattern<AttentionOp> {
     }
     m.qkOutputMode = op.getQkMatmulOutputMode();
     bool needScores = !op.getQkMatmulOutput().use_empty();
-    auto [out, scores] = attend(rewriter, loc, q, pk, pv, scale, m, target,
-                                needScores, validKeys);
+    // Joining a past, the flash kernels write the joined caches as they
+    // read the past (which the concatenations above then lose to dead-code
+    // elimination): the past is read once. A cache kept in another float
+    // type at the model's interface (an fp32 model's, around f16 attention)
+    // is read and written in that type, through the casts around the op.
+    FlashResult joined;
+    Operation *keyCast = soleFloatCastUser(op.getPresentKey());
+    Operation *valueCast = soleFloatCastUser(op.getPresentValue());
+    if (op.getPastKey() && !fill && !m.kvLength)
+      joined = attendFlash(
+          rewriter, loc, q, k, v, beforeFloatCast(op.getPastKey()),
+          beforeFloatCast(op.getPastValue()),
+          keyCast ? getElementTypeOrSelf(keyCast->getResult(0)) : Type(),
+          valueCast ? getElementTypeOrSelf(valueCast->getResult(0)) : Type(),
+          scale, m, target, needScores);
+    Value out, scores;
+    if (joined.output) {
+      out = joined.output;
+      // The op's own present values are then unused (a placeholder).
+      auto present = [&](Value joinedCache, Operation *cast, Value result) {
+        if (!cast)
+          return joinedCache;
+        rewriter.replaceOp(cast, joinedCache);
+        return Value(tensor::EmptyOp::create(rewriter, loc,
+                                             typeOf(result).getShape(),
+                                             typeOf(result).getElementType()));
+      };
+      pk = present(joined.presentKey, keyCast, op.getPresentKey());
+      pv = present(joined.presentValue, valueCast, op.getPresentValue());
+    } else {
+      std::tie(out, scores) = attend(rewriter, loc, q, pk, pv, scale, m, target,
+                                     needScores, validKeys);
+    }
     if (threeD)
       out = mergeHeads(rewriter, loc, out);
     // Without a consumer the scores may never have existed (streaming).

@@ -58,3 +58,38 @@ func.func @prefill_causal(%q: tensor<1x4x64x32xf32>, %k: tensor<1x4x64x32xf32>, 
   %o, %pk, %pv, %qk = mp.attention %q, %k, %v {is_causal = true, softcap = 30.0 : f32} : (tensor<1x4x64x32xf32>, tensor<1x4x64x32xf32>, tensor<1x4x64x32xf32>) -> (tensor<1x4x64x32xf32>, tensor<1x4x64x32xf32>, tensor<1x4x64x32xf32>, tensor<1x4x64x64xf32>)
   return %o : tensor<1x4x64x32xf32>
 }
+
+// -----
+
+// A decode step as torch exports it, at mixed precision: an fp32 model's
+// caches around f16 attention, the past joined with the new key, and the
+// additive mask built from attention_mask (broadcast over heads). The
+// partial kernel reads the f32 past, rounds it to f16 as the casts would,
+// and stores each row it reads into the f32 joined cache: no kernel casts
+// or copies the caches, so they take two launches in all.
+// HOST-LABEL: llvm.func @decode_joined_past(
+//       HOST:   gpu.launch_func  @mp_kernels::@decode_joined_past_kernel blocks
+//       HOST:   gpu.launch_func  @mp_kernels::@decode_joined_past_kernel_0 blocks
+//   HOST-NOT:   gpu.launch_func
+// The partial kernel: the mask read 32 keys at a time (a key per lane),
+// the key's new row (f16) stored as f32 into the joined caches, one
+// shuffle handing the key's mask value to all 8 rows (it broadcasts over
+// the heads), and the key's past row: f32 loads rounded to f16.
+// CHECK-LABEL: .entry decode_joined_past_kernel(
+//       CHECK: ld.global.b16
+//       CHECK: st.global.b32
+//       CHECK: shfl.sync.bfly.b32
+//       CHECK: shfl.sync.idx.b32
+//   CHECK-NOT: shfl.sync.idx
+//       CHECK: ld.global.b32
+//  CHECK-NEXT: cvt.rn.f16.f32
+// CHECK-LABEL: .entry decode_joined_past_kernel_0(
+//   CHECK-NOT: mma.sync
+func.func @decode_joined_past(%q: tensor<2x8x1x64xf16>, %k: tensor<2x2x1x64xf16>, %v: tensor<2x2x1x64xf16>, %mask: tensor<2x1x1x301xf16>, %ck: tensor<2x2x300x64xf32>, %cv: tensor<2x2x300x64xf32>) -> (tensor<2x8x1x64xf16>, tensor<2x2x301x64xf32>, tensor<2x2x301x64xf32>) {
+  %pk = mp.cast %ck {to = f16} : tensor<2x2x300x64xf32> -> tensor<2x2x300x64xf16>
+  %pv = mp.cast %cv {to = f16} : tensor<2x2x300x64xf32> -> tensor<2x2x300x64xf16>
+  %o, %nk, %nv, %qk = mp.attention %q, %k, %v mask %mask past(%pk, %pv) : (tensor<2x8x1x64xf16>, tensor<2x2x1x64xf16>, tensor<2x2x1x64xf16>, tensor<2x1x1x301xf16>, tensor<2x2x300x64xf16>, tensor<2x2x300x64xf16>) -> (tensor<2x8x1x64xf16>, tensor<2x2x301x64xf16>, tensor<2x2x301x64xf16>, tensor<2x8x1x301xf16>)
+  %rk = mp.cast %nk {to = f32} : tensor<2x2x301x64xf16> -> tensor<2x2x301x64xf32>
+  %rv = mp.cast %nv {to = f32} : tensor<2x2x301x64xf16> -> tensor<2x2x301x64xf32>
+  return %o, %rk, %rv : tensor<2x8x1x64xf16>, tensor<2x2x301x64xf32>, tensor<2x2x301x64xf32>
+}

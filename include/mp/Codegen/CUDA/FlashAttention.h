@@ -19,18 +19,19 @@ namespace mp {
 ///     rows are the g = Hq / Hkv query heads of the KV head times the S
 ///     positions, so each K/V row is read once for all of them; the warp
 ///     keeps an online softmax (running max, sum and f32 output per row)
-///     over its keys and writes the partials;
+///     over its keys, adding or applying the masks as it reads them, and
+///     writes the partials. With a past, a key t < P is read from the past
+///     and the others from k/v, and the first row tile's warp stores each
+///     row it reads into the joined caches: the past is read once, not
+///     copied and then read again;
 ///  2. one warp per (batch, query head, position) combines the splits.
 /// Splits: ceil(keys / 64), at most enough for two blocks per SM of an
 /// H200 (132 SMs) and the compile-time cap the workspace is sized for.
-/// `keyLimit` (index, may be null: T) bounds the keys on the host (a KV
-/// cache's fill level plus the new positions). Returns the output [B, Hq,
-/// S, Dv] in q's element type, or null when the shapes do not fit the
-/// kernels (dynamic, or head sizes over 256).
-mlir::Value buildFlashAttentionGpu(mlir::OpBuilder &b, mlir::Location loc,
-                                   mlir::Value q, mlir::Value k, mlir::Value v,
-                                   double scale, const FlashMasks &masks,
-                                   mlir::Value keyLimit);
+/// The output is null when the shapes or masks do not fit the kernels
+/// (dynamic shapes, head sizes over 256, a mask that does not broadcast,
+/// a past together with a bound on the keys).
+FlashResult buildFlashAttentionGpu(mlir::OpBuilder &b, mlir::Location loc,
+                                   const FlashOperands &operands);
 
 } // namespace mp
 
