@@ -137,6 +137,9 @@ static void buildBufferizedLinalgPipeline(OpPassManager &pm,
     // chain (bias, activation, cast, transpose) is one kernel, not one per
     // op.
     pm.addPass(mp::createGeneralizeLayoutOps());
+    // Gathers read their indices where they are produced, not from the
+    // index tensors an export assembles (dynamo's attention mask).
+    pm.addPass(mp::createForwardExtracts());
     pm.addPass(createLinalgElementwiseOpFusionPass());
     // Casts with several consumers are recomputed in each of them.
     pm.addPass(mp::createFuseCasts());

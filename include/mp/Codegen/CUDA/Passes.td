@@ -37,6 +37,33 @@ def GeneralizeLayoutOps : Pass<"mp-generalize-layout-ops", "mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ForwardExtracts : Pass<"mp-forward-extracts", "mlir::ModuleOp"> {
+  let summary = "Read extracted elements from the tensors that hold them";
+  let description = [{
+    Exporters assemble index tensors piece by piece: torch's dynamo export
+    of a decoder's attention mask concatenates a broadcast batch index and
+    a broadcast key index into [B, 1, S, T, 2] and gathers attention_mask
+    with it. The gather reads the pieces with `tensor.extract` at constant
+    positions of the concatenated axis, so they need not exist together.
+    This pass rewrites a `tensor.extract` of
+    - a `tensor.insert_slice` (unit strides, static slice) to an extract of
+      the inserted tensor when the position lies in the slice, or of the
+      destination when it lies outside (decided by constant indices and
+      dims the slice covers whole);
+    - a static `tensor.expand_shape` to an extract of its source at the
+      linearized position; a `tensor.collapse_shape` whose groups have at
+      most one dim longer than 1 likewise;
+    - a `linalg.generic` that only yields one of its inputs (a copy,
+      broadcast or transpose, as mp-generalize-layout-ops writes them) and
+      writes its output through a permutation, to an extract of that input
+      at the mapped position.
+    The index tensor, and the broadcasts that fed it, then have no use and
+    no kernel, buffer or traffic of their own.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FuseCasts : Pass<"mp-fuse-casts", "mlir::ModuleOp"> {
   let summary = "Fuse element-type casts into every consumer";
   let description = [{
