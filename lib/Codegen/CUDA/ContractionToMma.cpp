@@ -181,9 +181,16 @@ public:
       }
       return result;
     };
+    // A read as it is stored, in whole k-tiles, rows a multiple of 4: each
+    // lane takes 4 adjacent reduction indices (one load per row, the 4
+    // lanes of a row 32 contiguous bytes or more) and the weight is laid
+    // out in that numbering.
+    if (OpOperand *a = pairedInput(c.lhs))
+      quadK = K % kMmaK == 0 &&
+              cast<MemRefType>(a->get().getType()).getShape().back() % 4 == 0;
     memref::GlobalOp tiles =
         buildFragmentOrderedWeight(symbols, source, {nTiles * nSub, kTiles},
-                                   offsets(c.n, N), offsets(c.k, K));
+                                   offsets(c.n, N), offsets(c.k, K), quadK);
     rhsTiles = memref::GetGlobalOp::create(b, loc, tiles.getType(),
                                            tiles.getSymName());
     return source;
@@ -227,9 +234,10 @@ public:
 
     auto loop = scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1), accs);
     b.setInsertionPointToStart(loop.getBody());
-    Value k0 =
-        add(mul(loop.getInductionVar(), idx(kMmaK)), mul(inGroup, idx(2)));
-    Value aFrag = lhsFragment(k0);
+    Value kTile = mul(loop.getInductionVar(), idx(kMmaK));
+    Value k0 = add(kTile, mul(inGroup, idx(2)));
+    Value aFrag = quadK ? lhsQuadFragment(add(kTile, mul(inGroup, idx(4))))
+                        : lhsFragment(k0);
     SmallVector<Value> next;
     for (int64_t j = 0; j < nSub; ++j) {
       Value frag =
@@ -377,14 +385,64 @@ private:
     return pair(values[0], values[1]);
   }
 
+  /// Whether rows g + 8 of every tile lie past M (one tile of at most 8
+  /// rows: a decode step's): their A registers are zeros, not loads.
+  bool upperRowsEmpty() const { return mTiles == 1 && M <= 8; }
+
   /// A: registers (g, k0..k0+1), (g+8, k0..), (g, k0+8..), (g+8, k0+8..).
   Value lhsFragment(Value k0) {
     SmallVector<Value> regs;
     for (int64_t kOff : {0, 8})
-      for (Value row : rows)
-        regs.push_back(factorPair(c.lhs, row, {}, add(k0, idx(kOff)),
-                                  guard(row, M, kMmaM)));
+      for (auto [r, row] : llvm::enumerate(rows))
+        regs.push_back(r == 1 && upperRowsEmpty()
+                           ? zeroPair()
+                           : factorPair(c.lhs, row, {}, add(k0, idx(kOff)),
+                                        guard(row, M, kMmaM)));
     return pack(regs);
+  }
+
+  /// A in the quadK numbering: lane t's reduction indices k..k+3 (k = 16kt
+  /// + 4t) of each row, one load, as the pairs of registers 0-1 (k, k+1)
+  /// and 2-3 (k+2, k+3).
+  Value lhsQuadFragment(Value k) {
+    OpOperand &operand = *pairedInput(c.lhs);
+    Type element = cast<MemRefType>(operand.get().getType()).getElementType();
+    std::array<std::array<Value, 2>, 2> pairs; // [row][half]
+    for (auto [r, row] : llvm::enumerate(rows)) {
+      if (r == 1 && upperRowsEmpty()) {
+        pairs[r] = {zeroPair(), zeroPair()};
+        continue;
+      }
+      Value ok = guard(row, M, kMmaM);
+      Value loaded = vector::LoadOp::create(
+          b, loc, VectorType::get({4}, element), operand.get(),
+          indices(operand, pointAt(clamp(row, ok), {}, k)),
+          /*nontemporal=*/false,
+          /*alignment=*/llvm::MaybeAlign(element.getIntOrFloatBitWidth() / 2));
+      std::array<Value, 4> values;
+      for (int64_t e = 0; e < 4; ++e) {
+        Value x =
+            vector::ExtractOp::create(b, loc, loaded, ArrayRef<int64_t>{e});
+        values[e] =
+            c.lhs.ops.empty()
+                ? x
+                : evaluateSlice(b, loc, c.op, c.lhs,
+                                pointAt(clamp(row, ok), {}, add(k, idx(e))),
+                                {{operand.getOperandNumber(), x}});
+      }
+      for (int64_t h = 0; h < 2; ++h) {
+        Value v = pair(values[2 * h], values[2 * h + 1]);
+        pairs[r][h] =
+            ok ? arith::SelectOp::create(b, loc, ok, v, zeroPair()).getResult()
+               : v;
+      }
+    }
+    return pack({pairs[0][0], pairs[1][0], pairs[0][1], pairs[1][1]});
+  }
+
+  Value zeroPair() {
+    auto halves = VectorType::get({2}, b.getF16Type());
+    return arith::ConstantOp::create(b, loc, b.getZeroAttr(halves));
   }
 
   /// B (column n = group): registers (k0..k0+1, n), (k0+8..k0+9, n).
@@ -453,6 +511,9 @@ private:
   int64_t M, N, K, nSub, mTiles, nTiles, kTiles;
   Value lane, group, inGroup;
   Value rhsTiles; // the fragment-ordered weight, when laid out
+  /// Whether lane t takes reduction indices 4t..4t+3 of each k-tile (A
+  /// loaded 4 at a time), the laid-out weight numbered to match.
+  bool quadK = false;
   SmallVector<Value> base, rows;
   SmallVector<std::array<Value, 2>> cols;
 };

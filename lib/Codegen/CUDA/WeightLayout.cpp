@@ -34,9 +34,11 @@ memref::GlobalOp mp::constantHalfGlobal(Value operand) {
   return global;
 }
 
-memref::GlobalOp mp::buildFragmentOrderedWeight(
-    SymbolTable &symbols, memref::GlobalOp source, TileCounts tiles,
-    ArrayRef<int64_t> columnOffsets, ArrayRef<int64_t> reductionOffsets) {
+memref::GlobalOp
+mp::buildFragmentOrderedWeight(SymbolTable &symbols, memref::GlobalOp source,
+                               TileCounts tiles,
+                               ArrayRef<int64_t> columnOffsets,
+                               ArrayRef<int64_t> reductionOffsets, bool quadK) {
   std::pair<ArrayRef<char>, bool> sourceData =
       rawElementData(cast<ElementsAttr>(*source.getInitialValue()));
   ArrayRef<char> raw = sourceData.first;
@@ -55,7 +57,8 @@ memref::GlobalOp mp::buildFragmentOrderedWeight(
         for (int64_t lane = 0; lane < 32; ++lane)
           for (int64_t e = 0; e < 2; ++e, ++next) {
             int64_t n = 8 * nt + lane / 4;
-            int64_t k = 16 * kt + 8 * reg + 2 * (lane % 4) + e;
+            int64_t k = quadK ? 16 * kt + 4 * (lane % 4) + 2 * reg + e
+                              : 16 * kt + 8 * reg + 2 * (lane % 4) + e;
             if (n < columns && k < depth)
               data[next] = half(columnOffsets[n] + reductionOffsets[k]);
           }

@@ -29,17 +29,18 @@ mlir::memref::GlobalOp constantHalfGlobal(mlir::Value operand);
 /// index `k` is `source`'s element at flat offset `columnOffsets[n] +
 /// reductionOffsets[k]`: tile (nt, kt) covers columns 8nt..8nt+7 and
 /// reduction indices 16kt..16kt+15; in register r, lane l = 4g + t holds
-/// column 8nt + g at k = 16kt + 8r + 2t + {0, 1}. Elements past the offsets
-/// given are zeros. Placed right after `source` in `symbols` (renamed if
-/// its name is taken).
+/// column 8nt + g at k = 16kt + 8r + 2t + {0, 1}, or, with `quadK`, at
+/// k = 16kt + 4t + 2r + {0, 1} (the kernel then numbers the reduction so
+/// that each lane's A values are 4 adjacent elements). Elements past the
+/// offsets given are zeros. Placed right after `source` in `symbols`
+/// (renamed if its name is taken).
 struct TileCounts {
   int64_t n, k;
 };
-mlir::memref::GlobalOp
-buildFragmentOrderedWeight(mlir::SymbolTable &symbols,
-                           mlir::memref::GlobalOp source, TileCounts tiles,
-                           llvm::ArrayRef<int64_t> columnOffsets,
-                           llvm::ArrayRef<int64_t> reductionOffsets);
+mlir::memref::GlobalOp buildFragmentOrderedWeight(
+    mlir::SymbolTable &symbols, mlir::memref::GlobalOp source, TileCounts tiles,
+    llvm::ArrayRef<int64_t> columnOffsets,
+    llvm::ArrayRef<int64_t> reductionOffsets, bool quadK);
 
 } // namespace mp
 
