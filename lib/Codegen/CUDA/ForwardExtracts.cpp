@@ -123,15 +123,20 @@ struct ExtractOfCollapseShape : public OpRewritePattern<tensor::ExtractOp> {
     if (!collapse || !collapse.getSrcType().hasStaticShape())
       return rewriter.notifyMatchFailure(op, "not a static collapse_shape");
     ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
-    SmallVector<Value> at(shape.size());
-    Value zero = indexConstant(rewriter, op.getLoc(), 0);
-    for (auto [g, group] :
-         llvm::enumerate(collapse.getReassociationIndices())) {
-      if (llvm::count_if(group, [&](int64_t d) { return shape[d] != 1; }) > 1)
-        return rewriter.notifyMatchFailure(op, "a group merges long dims");
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    if (llvm::any_of(groups, [&](const ReassociationIndices &group) {
+          return llvm::count_if(group,
+                                [&](int64_t d) { return shape[d] != 1; }) > 1;
+        }))
+      return rewriter.notifyMatchFailure(op, "a group merges long dims");
+    // Unit dims read index 0, also those of no group (a collapse to rank 0).
+    SmallVector<Value> at(shape.size(),
+                          indexConstant(rewriter, op.getLoc(), 0));
+    for (auto [g, group] : llvm::enumerate(groups))
       for (int64_t d : group)
-        at[d] = shape[d] == 1 ? zero : op.getIndices()[g];
-    }
+        if (shape[d] != 1)
+          at[d] = op.getIndices()[g];
     rewriter.replaceOpWithNewOp<tensor::ExtractOp>(op, collapse.getSrc(), at);
     return success();
   }
@@ -162,15 +167,17 @@ struct ExtractOfCopyGeneric : public OpRewritePattern<tensor::ExtractOp> {
     SmallVector<Value> point(generic.getNumLoops());
     for (auto [r, expr] : llvm::enumerate(out.getResults()))
       point[cast<AffineDimExpr>(expr).getPosition()] = op.getIndices()[r];
+    if (!llvm::all_of(in.getResults(), [](AffineExpr e) {
+          return isa<AffineDimExpr, AffineConstantExpr>(e);
+        }))
+      return rewriter.notifyMatchFailure(op, "input map not dims or constants");
     SmallVector<Value> at;
     for (AffineExpr expr : in.getResults()) {
       if (auto dim = dyn_cast<AffineDimExpr>(expr))
         at.push_back(point[dim.getPosition()]);
-      else if (auto c = dyn_cast<AffineConstantExpr>(expr))
-        at.push_back(indexConstant(rewriter, op.getLoc(), c.getValue()));
       else
-        return rewriter.notifyMatchFailure(op,
-                                           "input map not dims or constants");
+        at.push_back(indexConstant(rewriter, op.getLoc(),
+                                   cast<AffineConstantExpr>(expr).getValue()));
     }
     rewriter.replaceOpWithNewOp<tensor::ExtractOp>(op, input->get(), at);
     return success();

@@ -69,20 +69,30 @@ func.func @slice_position(%src: tensor<2x3xf32>, %dest: tensor<4x3xf32>, %i: ind
 
 // -----
 
-// A collapse whose groups hold one long dim reads that dim; an expand
-// reads its source at the row-major index of each group.
+// A collapse whose groups hold one long dim reads that dim (a collapse to
+// rank 0 reads index 0 of every unit dim); an expand reads its source at
+// the row-major index of each group; a group merging two long dims stays.
 // CHECK-LABEL: func.func @reshapes(
-//  CHECK-SAME:     %[[X:[^:]+]]: tensor<1x6x1xf32>, %[[Y:[^:]+]]: tensor<6xf32>, %[[I:[^:]+]]: index, %[[J:[^:]+]]: index)
-//       CHECK:   tensor.extract %[[X]][%{{.+}}, %[[I]], %{{.+}}] : tensor<1x6x1xf32>
-//       CHECK:   %[[ROW:.+]] = arith.muli %[[I]], %{{.+}} : index
+//  CHECK-SAME:     %[[X:[^:]+]]: tensor<1x6x1xf32>, %[[Y:[^:]+]]: tensor<6xf32>, %[[Z:[^:]+]]: tensor<1x1xf32>, %[[W:[^:]+]]: tensor<2x3xf32>, %[[I:[^:]+]]: index, %[[J:[^:]+]]: index)
+//   CHECK-DAG:   %[[C0:.+]] = arith.constant 0 : index
+//   CHECK-DAG:   %[[C3:.+]] = arith.constant 3 : index
+//       CHECK:   tensor.extract %[[X]][%[[C0]], %[[I]], %[[C0]]] : tensor<1x6x1xf32>
+//       CHECK:   %[[ROW:.+]] = arith.muli %[[I]], %[[C3]] : index
 //       CHECK:   %[[LINEAR:.+]] = arith.addi %[[J]], %[[ROW]] : index
 //       CHECK:   tensor.extract %[[Y]][%[[LINEAR]]] : tensor<6xf32>
-func.func @reshapes(%x: tensor<1x6x1xf32>, %y: tensor<6xf32>, %i: index, %j: index) -> (f32, f32) {
+//       CHECK:   tensor.extract %[[Z]][%[[C0]], %[[C0]]] : tensor<1x1xf32>
+//       CHECK:   %[[FLAT:.+]] = tensor.collapse_shape %[[W]]
+//       CHECK:   tensor.extract %[[FLAT]][%[[I]]] : tensor<6xf32>
+func.func @reshapes(%x: tensor<1x6x1xf32>, %y: tensor<6xf32>, %z: tensor<1x1xf32>, %w: tensor<2x3xf32>, %i: index, %j: index) -> (f32, f32, f32, f32) {
   %cx = tensor.collapse_shape %x [[0, 1, 2]] : tensor<1x6x1xf32> into tensor<6xf32>
   %a = tensor.extract %cx[%i] : tensor<6xf32>
   %ey = tensor.expand_shape %y [[0, 1]] output_shape [2, 3] : tensor<6xf32> into tensor<2x3xf32>
   %b = tensor.extract %ey[%i, %j] : tensor<2x3xf32>
-  return %a, %b : f32, f32
+  %cz = tensor.collapse_shape %z [] : tensor<1x1xf32> into tensor<f32>
+  %c = tensor.extract %cz[] : tensor<f32>
+  %cw = tensor.collapse_shape %w [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+  %d = tensor.extract %cw[%i] : tensor<6xf32>
+  return %a, %b, %c, %d : f32, f32, f32, f32
 }
 
 // -----
