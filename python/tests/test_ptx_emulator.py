@@ -604,13 +604,13 @@ def _emulate(*args: str) -> subprocess.CompletedProcess:
 
 
 def _check_on_emulator(model: Path, data: Path, precision: str, tmp_path: Path,
-                       known_gap: str | None = None) -> None:
-    """Builds `model`'s CUDA library (PTX) for `data`'s shapes and runs it on
-    the emulator: every output matches onnxruntime's at mp-run's tolerances
-    (but `known_gap`, a "FAIL NAME vs expected" prefix) and the CPU library
-    of the same graph."""
+                       known_gap: str | None = None, flags: tuple[str, ...] = ()) -> None:
+    """Builds `model`'s CUDA library (PTX) for `data`'s shapes (mp-compile
+    `flags` added) and runs it on the emulator: every output matches
+    onnxruntime's at mp-run's tolerances (but `known_gap`, a "FAIL NAME vs
+    expected" prefix) and the CPU library of the same graph."""
     _require_compiler()
-    common = ["--precision", precision, "--shapes-from", str(data)]
+    common = ["--precision", precision, "--shapes-from", str(data), *flags]
     _compile(model, tmp_path / "cuda.so", "--target", "cuda", "--gpu", "compute_80", *common)
     # The CPU library from the run's cache (test_compiled_library.py's too).
     cpu = compiled_library(model / "model.onnx", *common)
@@ -653,6 +653,26 @@ def test_corpus_decoder_step_on_the_emulator(model, precision, tmp_path):
     padding) of every real exported decoder: the CUDA library matches
     onnxruntime and the CPU library."""
     _check_on_emulator(model, model / "test_data_set_1", precision, tmp_path)
+
+
+# The fused build's flash kernels on real exports: dynamo's mask gather
+# and an fp32 model's caches around f16 attention (llama_dynamo mixed), f16
+# caches (qwen2_ts_fp16) in the fast tier.
+FAST_FUSED = {("llama_dynamo", "mixed"), ("qwen2_ts_fp16", "mixed")}
+
+
+@pytest.mark.parametrize("model, precision", [
+    pytest.param(m, p, id=f"{m.name}-{p}",
+                 marks=() if (m.name, p) in FAST_FUSED else pytest.mark.slow)
+    for m in CORPUS_DECODERS for p in ("fp32", "mixed")])
+def test_corpus_decoder_fused_step_on_the_emulator(model, precision, tmp_path):
+    """The same decode step built as docs/decode.md builds decoders
+    (--fuse-attention): attention runs on the flash kernels with the mask
+    the export builds from attention_mask (left padding masks keys) and the
+    past read once, the joined cache written as it is read. The CUDA
+    library matches onnxruntime and the fused CPU library."""
+    _check_on_emulator(model, model / "test_data_set_1", precision, tmp_path,
+                       flags=("--fuse-attention",))
 
 
 @pytest.mark.parametrize("precision", [pytest.param("fp32", marks=pytest.mark.slow), "mixed"])
