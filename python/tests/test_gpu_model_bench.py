@@ -51,24 +51,31 @@ def test_gpu_model_bench_on_one_decoder(tmp_path):
     assert "position 255 at cache 300" in page
 
 
-def test_gpu_model_bench_with_fused_attention(tmp_path):
-    """--fuse-attention builds as docs/decode.md does; the page and its data
-    say so, and the library still matches onnxruntime."""
+def test_gpu_model_bench_with_decomposed_attention(tmp_path):
+    """--decomposed-attention builds with mp-compile --fuse-attention=false
+    (the CUDA target fuses attention by default); the page and its data say
+    so, the library still matches onnxruntime, and it launches more kernels
+    than the default build, whose flash kernels replace Q·Kᵀ, the masks,
+    the Softmax and ·V."""
     require_built(BUILD / "bin" / "mp-compile")
     require_present(REPO.parent / "shared" / "corpus" / "decoders" / "llama_ts")
-    out, data = tmp_path / "gpu-model-fused.md", tmp_path / "gpu-model-fused.json"
-    proc = subprocess.run([sys.executable, str(REPO / "bench" / "gpu_model.py"), "--models",
-                           "llama_ts", "--configs", "1x40", "--fuse-attention", "--out", str(out),
-                           "--json", str(data)],
-                          env=ENV, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    run = json.loads(data.read_text())
-    assert run["flags"] == "--fuse-attention"
+    runs = {}
+    for flag in ((), ("--decomposed-attention",)):
+        out, data = tmp_path / f"page{len(flag)}.md", tmp_path / f"page{len(flag)}.json"
+        proc = subprocess.run([sys.executable, str(REPO / "bench" / "gpu_model.py"), "--models",
+                               "llama_ts", "--configs", "1x40", *flag, "--out", str(out),
+                               "--json", str(data)],
+                              env=ENV, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        runs[flag] = (json.loads(data.read_text()), out.read_text())
+    run, page = runs[("--decomposed-attention",)]
+    assert run["flags"] == "--fuse-attention=false"
     (r,) = run["results"]
     assert r["matched"] == r["outputs"] == 5
     assert 0 < r["layer_kernels"] <= r["launches"] // 2
-    page = out.read_text()
-    assert "attention fused" in page and "Built with `mp-compile --fuse-attention`" in page
+    assert "attention decomposed" in page and "Built with `mp-compile --fuse-attention=false`" in page
+    (fused,) = runs[()][0]["results"]
+    assert fused["matched"] == 5 and fused["launches"] < r["launches"]
 
 
 def _launch(grid, flops):

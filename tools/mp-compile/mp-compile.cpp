@@ -2,7 +2,7 @@
 //
 //   mp-compile model.onnx -o out/libtts.so [--target cpu|cuda]
 //              [--gpu sm_80,sm_90] [--precision fp32|mixed] [--policy FILE]
-//              [--fuse-attention] [--input-shape NAME=1x16 ...]
+//              [--fuse-attention[=false]] [--input-shape NAME=1x16 ...]
 //              [--dynamic-shapes]
 //              [--shapes-from DIR] [--emit library|mlir|llvm|ptx]
 //              [--block-size N] [--no-tensor-cores]
@@ -72,10 +72,13 @@ static cl::opt<std::string> rangesFile(
     cl::cat(toolOptions), "ranges",
     cl::desc("value ranges measured by mp-run --calibrate --ranges-out "
              "(mixed): nodes whose values fp16 cannot hold keep fp32"));
-static cl::opt<bool>
-    fuseAttention(cl::cat(toolOptions), "fuse-attention",
-                  cl::desc("replace decomposed attention with "
-                           "mp.attention first (mp-fuse-attention)"));
+static cl::opt<bool> fuseAttention(
+    cl::cat(toolOptions), "fuse-attention",
+    cl::desc("replace decomposed attention with mp.attention first "
+             "(mp-fuse-attention); the default for --target cuda, whose "
+             "flash attention kernels take it (--fuse-attention=false keeps "
+             "attention decomposed)"));
+
 static cl::opt<int64_t> maxSeqLen(
     cl::cat(toolOptions), "max-seq-len", cl::init(0),
     cl::desc("keep the KV caches of fused attention in buffers of this many "
@@ -249,6 +252,14 @@ static constexpr StringLiteral kMessagesFile = "messages.txt";
 /// The progress line that a hit says again.
 static constexpr StringLiteral kArenaLine = "mp-compile: activation arena:";
 
+/// Whether attention is fused: as asked, or by default on the CUDA target
+/// (not for training steps, whose gradients take the decomposed ops).
+static bool fusesAttention() {
+  if (fuseAttention.getNumOccurrences())
+    return fuseAttention;
+  return target == "cuda" && training.empty();
+}
+
 /// Whether every option given on the command line is one the cache key
 /// holds (or -o and --no-cache, which do not change the outputs). LLVM's
 /// and MLIR's own options (--mlir-print-ir-after=..., code generator flags)
@@ -328,7 +339,7 @@ static std::string libraryCacheKey(MLIRContext *ctx,
             {"flash-attention", options.cuda.flashAttention},
             {"cpu", options.hostCpu},
             {"precision", options.precision},
-            {"fuse-attention", fuseAttention.getValue()},
+            {"fuse-attention", fusesAttention()},
             {"max-seq-len", maxSeqLen.getValue()},
             {"dynamic-shapes", dynamicShapes.getValue()},
             {"training", training.getValue()},
@@ -580,7 +591,7 @@ int main(int argc, char **argv) {
   modelOptions.mixed = precision == "mixed";
   modelOptions.policyFile = policyFile;
   modelOptions.rangesFile = rangesFile;
-  modelOptions.fuseAttention = fuseAttention;
+  modelOptions.fuseAttention = fusesAttention();
   modelOptions.trainingStep = training;
   modelOptions.lossScaling = lossScaling;
   // Dynamic-shape libraries take shape-deciding values (Reshape targets,
