@@ -700,3 +700,19 @@ func.func @reshape_merges_dynamic_dims(%x: tensor<?x?x64xf32>, %s: tensor<2xi64>
   %0 = mp.reshape %x, %s : (tensor<?x?x64xf32>, tensor<2xi64>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// A past joined with new keys whose head size is known only at run time
+// (glm_dynamo with --dynamic-shapes: the key row is a Concat of rotated and
+// passed halves): the joined cache takes the cache's declared head size, so
+// it is the op's present type.
+// CHECK-LABEL: func.func @joined_past_head_size
+//  CHECK-SAME:     %[[K:[^:]+]]: tensor<?x2x?x?xf32>, %{{[^:]+}}: tensor<?x2x?x16xf32>, %[[PK:[^:]+]]: tensor<?x2x?x16xf32>
+//       CHECK:   %[[PAST:.+]] = tensor.insert_slice %[[PK]] into %{{.+}} : tensor<?x2x?x16xf32> into tensor<?x2x?x16xf32>
+//       CHECK:   %[[KEYS:.+]] = tensor.insert_slice %[[K]] into %[[PAST]]{{.+}} : tensor<?x2x?x?xf32> into tensor<?x2x?x16xf32>
+//       CHECK:   return %{{.+}}, %[[KEYS]] : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>
+func.func @joined_past_head_size(%q: tensor<?x4x?x16xf32>, %k: tensor<?x2x?x?xf32>, %v: tensor<?x2x?x16xf32>, %pk: tensor<?x2x?x16xf32>, %pv: tensor<?x2x?x16xf32>) -> (tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>) {
+  %o, %nk, %nv, %qk = mp.attention %q, %k, %v past(%pk, %pv) {is_causal = true} : (tensor<?x4x?x16xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>) -> (tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x4x?x?xf32>)
+  return %o, %nk : tensor<?x4x?x16xf32>, tensor<?x2x?x16xf32>
+}

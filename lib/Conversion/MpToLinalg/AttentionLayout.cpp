@@ -63,9 +63,13 @@ Value withPast(OpBuilder &b, Location loc, Value past, Value now) {
   int64_t length = p.isDynamicDim(2) || n.isDynamicDim(2)
                        ? ShapedType::kDynamic
                        : p.getDimSize(2) + n.getDimSize(2);
-  auto type = RankedTensorType::get(
-      {n.getDimSize(0), n.getDimSize(1), length, n.getDimSize(3)},
-      n.getElementType());
+  // The other dims agree; either side may know one the other does not (a
+  // head size the new keys compute at run time, the cache's declared one).
+  auto known = [&](int64_t d) {
+    return n.isDynamicDim(d) ? p.getDimSize(d) : n.getDimSize(d);
+  };
+  auto type = RankedTensorType::get({known(0), known(1), length, known(3)},
+                                    n.getElementType());
   return tensor::ConcatOp::create(b, loc, type, 2, ValueRange{past, now});
 }
 
