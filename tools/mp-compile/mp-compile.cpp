@@ -78,7 +78,6 @@ static cl::opt<bool> fuseAttention(
              "(mp-fuse-attention); the default for --target cuda, whose "
              "flash attention kernels take it (--fuse-attention=false keeps "
              "attention decomposed)"));
-
 static cl::opt<int64_t> maxSeqLen(
     cl::cat(toolOptions), "max-seq-len", cl::init(0),
     cl::desc("keep the KV caches of fused attention in buffers of this many "
