@@ -59,6 +59,18 @@ struct MixedPrecisionOptions
       llvm::cl::desc("Without ranges: keep fp32 where static magnitude "
                      "bounds show fp16 can overflow"),
       llvm::cl::init(true)};
+  Option<mp::IndexGuardChoice> indexGuard{
+      *this, "index-guard",
+      llvm::cl::desc("How far back the shape/index guard keeps ops in their "
+                     "types (see mp-assign-precision)"),
+      llvm::cl::init(mp::IndexGuardChoice::Policy),
+      llvm::cl::values(
+          clEnumValN(mp::IndexGuardChoice::Policy, "policy",
+                     "as the policy says (default: arithmetic)"),
+          clEnumValN(mp::IndexGuardChoice::Arithmetic, "arithmetic",
+                     "up to the contractions the index arithmetic reads"),
+          clEnumValN(mp::IndexGuardChoice::Exact, "exact",
+                     "everything the index depends on"))};
 };
 
 struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
@@ -360,6 +372,7 @@ void mp::registerMpPipelines() {
         assign.rangesFile = o.ranges;
         assign.overflowMargin = o.overflowMargin;
         assign.staticBounds = o.staticBounds;
+        assign.indexGuard = o.indexGuard;
         buildMixedPrecisionPipeline(pm, assign);
       });
 }

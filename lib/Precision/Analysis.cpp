@@ -30,7 +30,7 @@ static std::string quoted(Operation *op) {
 PrecisionAnalysis::PrecisionAnalysis(Operation *root,
                                      const PrecisionPolicy &policy,
                                      const RangeOptions &ranges,
-                                     bool keepIoTypes)
+                                     bool keepIoTypes, IndexGuard indexGuard)
     : root(root), keepIoTypes(keepIoTypes), keys(precisionNodeKeys(root)) {
   root->walk([&](Operation *op) {
     if (op != root && isPrecisionNode(op)) {
@@ -39,7 +39,7 @@ PrecisionAnalysis::PrecisionAnalysis(Operation *root,
     }
   });
   classify(policy);
-  applyGuards();
+  applyGuards(indexGuard);
   checkConstants();
   checkRanges(ranges);
   propagate();
@@ -113,9 +113,24 @@ void PrecisionAnalysis::classify(const PrecisionPolicy &policy) {
   }
 }
 
-void PrecisionAnalysis::applyGuards() {
+/// True for the ops the built-in policy allows (contractions, convolutions,
+/// attention, recurrent cells): their outputs are learned values, not
+/// arithmetic on positions. The built-in class, so that a policy that allows
+/// an elementwise op does not let the guard stop there.
+static bool isBuiltinAllowOp(Operation *op) {
+  const DefaultPolicyEntry *e = findDefaultEntry(onnxOpType(op));
+  if (!e)
+    e = findDefaultEntry(op->getName().getStringRef());
+  return e && e->cls == PrecisionClass::allow;
+}
+
+void PrecisionAnalysis::applyGuards(IndexGuard indexGuard) {
   // Everything that computes a shape, index or count operand keeps its
-  // type: an fp16 position or size is silently wrong beyond 2048.
+  // type: an fp16 position or size is silently wrong beyond 2048. With
+  // IndexGuard::Arithmetic the walk stops at contractions: what they
+  // compute is a learned value (a duration, a logit) whose fp16 error the
+  // policy accepts everywhere else, and the ops between them and the index
+  // (exp, rounding, sums) still compute in fp32.
   SmallVector<std::pair<Operation *, unsigned>> roots;
   root->walk([&](Operation *op) {
     for (unsigned i = 0, e = op->getNumOperands(); i < e; ++i)
@@ -124,8 +139,9 @@ void PrecisionAnalysis::applyGuards() {
   });
   DenseSet<Operation *> visited;
   for (auto [user, index] : roots) {
-    std::string why = "shape/index guard: feeds operand #" +
-                      std::to_string(index) + " of " + quoted(user);
+    std::string operand =
+        "operand #" + std::to_string(index) + " of " + quoted(user);
+    std::string why = "shape/index guard: feeds " + operand;
     SmallVector<Operation *> stack;
     if (Operation *def = user->getOperand(index).getDefiningOp())
       stack.push_back(def);
@@ -133,6 +149,16 @@ void PrecisionAnalysis::applyGuards() {
       Operation *op = stack.pop_back_val();
       if (readsOnlyShape(op) || !visited.insert(op).second)
         continue;
+      if (indexGuard == IndexGuard::Arithmetic && isNode(op) &&
+          isBuiltinAllowOp(op)) {
+        findings.push_back(
+            {op, "guard",
+             quoted(op) + " follows its class although its output reaches " +
+                 operand +
+                 " (index-guard=arithmetic; exact would keep it "
+                 "in its type)"});
+        continue;
+      }
       if (isNode(op) && !fixed.count(op)) {
         Decision &d = decisions[op];
         d.compute = Compute::F32;

@@ -12,6 +12,17 @@ using llvm::Twine;
 using llvm::json::Object;
 using llvm::json::Value;
 
+StringRef mp::stringifyIndexGuard(IndexGuard guard) {
+  return guard == IndexGuard::Exact ? "exact" : "arithmetic";
+}
+
+std::optional<IndexGuard> mp::parseIndexGuard(StringRef name) {
+  return llvm::StringSwitch<std::optional<IndexGuard>>(name)
+      .Case("arithmetic", IndexGuard::Arithmetic)
+      .Case("exact", IndexGuard::Exact)
+      .Default(std::nullopt);
+}
+
 PrecisionPolicy PrecisionPolicy::builtin() {
   PrecisionPolicy p;
   for (const DefaultPolicyEntry &e : defaultPolicyTable())
@@ -198,6 +209,13 @@ PrecisionPolicy::parse(StringRef json, StringRef source, std::string &error,
       if (!value.getAsBoolean())
         return p.fail(k, k, "expected true or false"), nullptr;
       policy->keepIoTypes = *value.getAsBoolean();
+    } else if (k == "index_guard") {
+      std::optional<StringRef> name = value.getAsString();
+      std::optional<IndexGuard> guard =
+          name ? parseIndexGuard(*name) : std::nullopt;
+      if (!guard)
+        return p.fail(k, k, "expected \"arithmetic\" or \"exact\""), nullptr;
+      policy->indexGuard = *guard;
     } else if (k == "unlisted_class") {
       PrecisionClass cls;
       if (!p.parseClass(value, k, k, cls))
@@ -263,7 +281,8 @@ PrecisionPolicy::parse(StringRef json, StringRef source, std::string &error,
     } else {
       return p.fail(k, k,
                     "unknown key (expected op_types, nodes, node_patterns, "
-                    "keep_io_types, unlisted_class, use_builtin)"),
+                    "keep_io_types, index_guard, unlisted_class, "
+                    "use_builtin)"),
              nullptr;
     }
   }

@@ -66,12 +66,17 @@ struct AssignPrecisionPass
     bool keepIo = keepIoTypes == KeepIoTypes::Policy
                       ? policy->keepIoTypes.value_or(true)
                       : keepIoTypes == KeepIoTypes::Yes;
+    IndexGuard guard =
+        indexGuard == IndexGuardChoice::Policy
+            ? policy->indexGuard.value_or(IndexGuard::Arithmetic)
+            : (indexGuard == IndexGuardChoice::Exact ? IndexGuard::Exact
+                                                     : IndexGuard::Arithmetic);
 
     llvm::json::Object nodes, summaries;
     llvm::StringSet<> knownKeys;
     std::string lastFunction;
     for (auto func : module.getOps<func::FuncOp>()) {
-      PrecisionAnalysis analysis(func, *policy, rangeOptions, keepIo);
+      PrecisionAnalysis analysis(func, *policy, rangeOptions, keepIo, guard);
       for (const auto &entry : analysis.nodeKeys())
         knownKeys.insert(entry.second);
       MLIRContext *ctx = func.getContext();
@@ -107,7 +112,9 @@ struct AssignPrecisionPass
       return;
     // One object for the module, so that the plan is a policy: node keys
     // carry "@function:" prefixes when there are several functions.
-    llvm::json::Object plan{{"version", 1}, {"keep_io_types", keepIo},
+    llvm::json::Object plan{{"version", 1},
+                            {"keep_io_types", keepIo},
+                            {"index_guard", stringifyIndexGuard(guard)},
                             {"nodes", std::move(nodes)}};
     if (summaries.size() == 1) {
       plan["function"] = lastFunction;

@@ -225,24 +225,30 @@ def test_length_section_reports_the_measured_hazard():
         return {"runs": [], "compare": {"equal": equal, "total": 12, "differ": differ,
                                         "failed": [], "diff": [256] * len(differ)}}
     length = {"ok": True, "vocab": 40, "ref_lengths": [1000, 1200], "hazard_nodes": ["ceil"],
-              "mp_mixed": {**entry(12, []), "seconds": 60.0, "variants": 1},
+              "mp_mixed": {**entry(11, [3]), "seconds": 60.0, "variants": 1},
               "mp_fp32": {**entry(12, []), "seconds": 55.0, "variants": 1},
+              "mp_mixed_exact": {**entry(12, []), "seconds": 58.0, "variants": 1},
               "autocast": {**entry(7, [0, 2, 3, 5, 9]), "rounding_input_types": {"ceil": "FLOAT16"}},
               "mp_rounding_compute": {"ceil": ["f32", "shape/index guard: feeds operand #1 of 'r'"]}}
     steps = {"length": length, "flops": {"ok": True, "source": "run-time shapes"},
              "autocast": {"ok": True, "contraction_flops_f16_share": 1.0, "nodes_f16": 9, "nodes_total": 9},
-             "plan_default": {"ok": True, "share": 0.6, "recount": 0.97, "nodes_f16": 5, "nodes_total": 9}}
+             "plan_default": {"ok": True, "share": 1.0, "recount": 1.0, "nodes_f16": 9, "nodes_total": 9},
+             "plan_exact": {"ok": True, "share": 0.6, "recount": 0.97, "nodes_f16": 5, "nodes_total": 9}}
     results = [{"name": "speech/vits", "steps": steps, "length_hazard": ["ceil"]},
                {"name": "decoders/gpt2", "steps": {}, "length_hazard": []}]
     text = "\n".join(cb.length_lines(results, {}))
     row = [l for l in text.splitlines() if l.startswith("| `speech/vits` |")]
     assert len(row) == 1
-    assert "| 12/12 | 12/12 | 7/12 (differ: seeds 0, 2, 3, 5, 9; by +256" in row[0]
-    assert "| 100.0 % (9/9) | 97.0 % (5/9) | 1000–1200 |" in row[0]
+    assert "| 11/12 (differ: seeds 3; by +256 samples) | 12/12 | 12/12 | 7/12 (differ: seeds 0, 2, 3, 5, 9; by +256" in row[0]
+    assert "| 100.0 % (9/9) | 100.0 % (9/9) | 97.0 % (5/9) | 1000–1200 |" in row[0]
     assert "gpt2" not in text
-    assert "5 of 12 inputs" in text and "FLOAT16" in text
+    para = [l for l in text.splitlines() if l.startswith("**Output length")][0]
+    assert "mp mixed `speech/vits` 11/12 at 100.0 %; AutoCast `speech/vits` 7/12 at 100.0 %" in para
+    assert "rounding op reads float16" in para and "rule `shape/index guard" in para
+    assert "contractions included: `speech/vits` 12/12 at 97.0 %" in para
     summary = cb.length_summary_lines(results)[0]
-    assert "**12/12** inputs for mp mixed" in summary and "**7/12** for AutoCast" in summary
+    assert "**11/12** inputs for mp mixed" in summary and "**7/12** for AutoCast" in summary
+    assert "**12/12** for mp mixed with `index_guard` exact" in summary
     assert "not counted" not in summary
 
     # A count without onnxruntime's graph optimizations shows where it differs.
@@ -258,6 +264,6 @@ def test_length_section_reports_the_measured_hazard():
     text = "\n".join(cb.length_lines(results, {}))
     assert "| `speech/vits` (reference rounds fp16) |" in text
     assert "no fp32 reference" in text and "lengths equal to mp fp32's instead: mp mixed 12/12" in text
-    assert "Why this matters" not in text
+    assert "Output length and fp16 FLOP share" not in text
     summary = cb.length_summary_lines(results)[0]
     assert "on 0 models" in summary and "not counted: `speech/vits`" in summary

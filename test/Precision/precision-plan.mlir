@@ -39,7 +39,8 @@ func.func @plan(%q: tensor<2x4xf32>, %c: tensor<i1>, %k: tensor<2xf32>) -> (tens
 }
 
 // PLAN: "function": "plan",
-// PLAN: "keep_io_types": true,
+// PLAN-NEXT: "index_guard": "arithmetic",
+// PLAN-NEXT: "keep_io_types": true,
 // PLAN: "nodes": {
 // PLAN: "add_mask": {
 // PLAN-NEXT: "casts_in": 0,

@@ -8,6 +8,7 @@
 // RUN: not mp-opt %s --mp-assign-precision="policy=%S/Inputs/policy-bad-compute.json" 2>&1 | FileCheck %s --check-prefix=COMPUTE
 // RUN: not mp-opt %s --mp-assign-precision="policy=%S/Inputs/policy-bad-keep-io.json" 2>&1 | FileCheck %s --check-prefix=KEEPIO
 // RUN: not mp-opt %s --mp-assign-precision="policy=%S/Inputs/policy-unknown-key.json" 2>&1 | FileCheck %s --check-prefix=KEY
+// RUN: not mp-opt %s --mp-assign-precision="policy=%S/Inputs/policy-bad-index-guard.json" 2>&1 | FileCheck %s --check-prefix=GUARD
 // RUN: not mp-opt %s --mp-assign-precision="policy=%S/Inputs/does-not-exist.json" 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not mp-opt %s --mp-mixed-precision="policy=%S/Inputs/policy-bad-class.json" 2>&1 | FileCheck %s --check-prefix=CLASS
 // RUN: mp-opt %s --mp-assign-precision="policy=%S/Inputs/policy-warnings.json" -o %t.mlir 2>&1 | FileCheck %s --check-prefix=WARN
@@ -32,7 +33,8 @@ func.func @f(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>) -> tensor<2x4xf32> {
 // OBJECT: error: policy: {{.*}}policy-not-object.json: the policy must be a JSON object
 // COMPUTE: error: policy: {{.*}}policy-bad-compute.json:3:5: nodes.mm0.compute: compute must be "f16" or "f32"
 // KEEPIO: error: policy: {{.*}}policy-bad-keep-io.json:2:3: keep_io_types: expected true or false
-// KEY: error: policy: {{.*}}policy-unknown-key.json:2:3: op_typez: unknown key (expected op_types, nodes, node_patterns, keep_io_types, unlisted_class, use_builtin)
+// KEY: error: policy: {{.*}}policy-unknown-key.json:2:3: op_typez: unknown key (expected op_types, nodes, node_patterns, keep_io_types, index_guard, unlisted_class, use_builtin)
+// GUARD: error: policy: {{.*}}policy-bad-index-guard.json:2:3: index_guard: expected "arithmetic" or "exact"
 // MISSING: error: policy: cannot read policy file '{{.*}}does-not-exist.json'
 // WARN: warning: policy: {{.*}}policy-warnings.json:2:16: op_types.MatMull: no ONNX op of this type carries float data in mp (is the name right?)
 // WARN: warning: policy: node_patterns regex 'nothing_.*' matches no node

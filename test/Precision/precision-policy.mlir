@@ -8,6 +8,9 @@
 // RUN: mp-opt %s -split-input-file --mp-assign-precision="policy=%S/Inputs/policy-no-builtin.json" | FileCheck %s --check-prefix=NOB
 // RUN: mp-opt %s -split-input-file --mp-assign-precision="policy=%S/Inputs/policy-user-f16.json" | FileCheck %s --check-prefix=USR
 // RUN: mp-opt %s -split-input-file --mp-mixed-precision="policy=%S/Inputs/policy-overrides.json" | FileCheck %s --check-prefix=IO
+// RUN: mp-opt %s -split-input-file --mp-assign-precision | FileCheck %s --check-prefix=GUARD
+// RUN: mp-opt %s -split-input-file --mp-assign-precision="policy=%S/Inputs/policy-index-guard-exact.json" | FileCheck %s --check-prefix=EXACT
+// RUN: mp-opt %s -split-input-file --mp-mixed-precision="policy=%S/Inputs/policy-index-guard-exact.json index-guard=arithmetic" | FileCheck %s --check-prefix=GOPT
 
 func.func @policy(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>) -> tensor<2x4xf32> {
   %0 = mp.matmul %x, %w : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32> loc("mm0")
@@ -76,3 +79,27 @@ func.func @user_f16(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>, %k: tensor<2xf32>)
 // USR-LABEL: func.func @user_f16(
 // USR: mp.mul {{.*}}<compute = f32, cls = infer, rule = "shape/index guard: feeds operand #1 of 'reshape0' (overrides the user's f16)">
 // USR: mp.mul {{.*}}<compute = f32, cls = infer, rule = "constant 'big' out of fp16 range: 4 value(s) that overflow fp16 (max |v| = 100000)">
+
+// -----
+
+// index_guard: an in-graph greedy step (the next token's embedding is
+// gathered at the argmax of the logits). By default the guard keeps the
+// ArgMax in fp32 and lets the head MatMul follow its class; the policy's
+// "index_guard": "exact" keeps the MatMul too; the pass option beats the
+// policy.
+func.func @index_guard(%x: tensor<4x16xf32>, %w: tensor<16x32xf32>, %e: tensor<32x8xf32>) -> tensor<4x8xf32> {
+  %0 = mp.matmul %x, %w : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32> loc("lm_head")
+  %1 = mp.arg_max %0 {axis = -1 : i64, keepdims = false} : tensor<4x32xf32> -> tensor<4xi64> loc("argmax")
+  %2 = mp.gather %e, %1 : (tensor<32x8xf32>, tensor<4xi64>) -> tensor<4x8xf32> loc("embed")
+  return %2 : tensor<4x8xf32>
+}
+// GUARD-LABEL: func.func @index_guard(
+// GUARD: %[[H:.+]] = mp.matmul {{.*}}<compute = f16, accumulate = f32, cls = allow, rule = "allow class of MatMul">
+// GUARD: mp.arg_max %[[H]] {{.*}}<compute = f32, cls = {{[a-z]+}}, rule = "shape/index guard: feeds operand #1 of 'embed'">
+// EXACT-LABEL: func.func @index_guard(
+// EXACT: %[[H:.+]] = mp.matmul {{.*}}<compute = f32, cls = allow, rule = "shape/index guard: feeds operand #1 of 'embed'">
+// EXACT: mp.arg_max %[[H]] {{.*}}<compute = f32, cls = {{[a-z]+}}, rule = "shape/index guard: feeds operand #1 of 'embed'">
+// GOPT-LABEL: func.func @index_guard(
+// GOPT: %[[H:.+]] = mp.matmul {{.*}}<compute = f16, accumulate = f32, cls = allow, rule = "allow class of MatMul">} : (tensor<4x16xf16>, tensor<16x32xf16>) -> tensor<4x32xf16>
+// GOPT: %[[C:.+]] = mp.cast %[[H]] {to = f32}
+// GOPT: mp.arg_max %[[C]]

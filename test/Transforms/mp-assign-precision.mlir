@@ -4,6 +4,7 @@
 // and fp32 accumulation. Node names come from the locations.
 // RUN: mp-opt %s -split-input-file --mp-assign-precision | FileCheck %s
 // RUN: mp-opt %s -split-input-file --mp-assign-precision="keep-io-types=0" | FileCheck %s --check-prefix=NOKEEP
+// RUN: mp-opt %s -split-input-file --mp-assign-precision="index-guard=exact" | FileCheck %s --check-prefix=EXACT
 
 // 1. Classes: MatMul is allow (f16, fp32 accumulation), Exp is deny (f32),
 // Softmax is infer (follows its fp16 input, statistics in fp32), Reshape is
@@ -197,7 +198,9 @@ func.func @guard_resize(%x: tensor<1x3x4x5xf32>, %a: tensor<2xf32>) -> tensor<?x
 
 // -----
 
-// The guard beats the allow class: a MatMul that computes a shape is f32.
+// The guard stops at a contraction (index-guard=arithmetic, the default):
+// the MatMul follows its class, the reduction that turns its output into a
+// shape keeps fp32. With index-guard=exact the guard beats the allow class.
 func.func @guard_allow(%x: tensor<2x4xf32>, %w: tensor<4x2xf32>, %y: tensor<8xf32>) -> tensor<?x?xf32> {
   %0 = mp.matmul %x, %w : (tensor<2x4xf32>, tensor<4x2xf32>) -> tensor<2x2xf32> loc("shape_mm")
   %1 = mp.reduce_max %0 {axes = array<i64: 0>, keepdims = false} : tensor<2x2xf32> -> tensor<2xf32> loc("shape_max")
@@ -206,8 +209,59 @@ func.func @guard_allow(%x: tensor<2x4xf32>, %w: tensor<4x2xf32>, %y: tensor<8xf3
   return %3 : tensor<?x?xf32>
 }
 // CHECK-LABEL: func.func @guard_allow(
-// CHECK: mp.matmul {{.*}} {mp.precision = #mp.precision<compute = f32, cls = allow, rule = "shape/index guard: feeds operand #1 of 'reshape0'">}
-// CHECK: mp.reduce_max {{.*}}mp.precision = #mp.precision<compute = f32, cls = infer, rule = "shape/index guard: feeds operand #1 of 'reshape0'">
+// CHECK: %[[MM:.+]] = mp.matmul {{.*}} {mp.precision = #mp.precision<compute = f16, accumulate = f32, cls = allow, rule = "allow class of MatMul">}
+// CHECK: mp.reduce_max %[[MM]] {{.*}}mp.precision = #mp.precision<compute = f32, cls = infer, rule = "shape/index guard: feeds operand #1 of 'reshape0'">
+// EXACT-LABEL: func.func @guard_allow(
+// EXACT: %[[MM:.+]] = mp.matmul {{.*}} {mp.precision = #mp.precision<compute = f32, cls = allow, rule = "shape/index guard: feeds operand #1 of 'reshape0'">}
+// EXACT: mp.reduce_max %[[MM]] {{.*}}mp.precision = #mp.precision<compute = f32, cls = infer, rule = "shape/index guard: feeds operand #1 of 'reshape0'">
+
+// -----
+
+// Trimmed from vits_ts's stochastic duration predictor (flows.2, a rational
+// quadratic spline): the bin index GatherElements reads counts the
+// cumulative bin widths (Softmax, CumSum, Pad of conv_proj's output) at or
+// below x. The guard keeps that arithmetic in fp32 and stops at the Conv,
+// whose output is a learned value; index-guard=exact keeps the Conv (and
+// everything above it: the text encoder) in fp32 too.
+func.func @guard_spline_bin(%h: tensor<1x64x8xf32>, %w: tensor<29x64x1xf32>, %b: tensor<29xf32>, %mask: tensor<1x1x8xf32>, %x: tensor<8xf32>) -> tensor<8x1xf32> {
+  %shape = mp.constant dense<[8, 29]> : tensor<2xi64>
+  %s0 = mp.constant dense<0> : tensor<1xi64>
+  %s10 = mp.constant dense<10> : tensor<1xi64>
+  %axis = mp.constant dense<1> : tensor<1xi64>
+  %scale = mp.constant dense<8.0> : tensor<f32>
+  %keep = mp.constant dense<0.99> : tensor<f32>
+  %min = mp.constant dense<1.0e-3> : tensor<f32>
+  %pads = mp.constant dense<[0, 1, 0, 0]> : tensor<4xi64>
+  %zero = mp.constant dense<0.0> : tensor<f32>
+  %one = mp.constant dense<1> : tensor<i64>
+  %0 = mp.conv %h, %w, %b {dilations = array<i64: 1>, group = 1 : i64, kernel_shape = array<i64: 1>, pads = array<i64: 0, 0>, strides = array<i64: 1>} : (tensor<1x64x8xf32>, tensor<29x64x1xf32>, tensor<29xf32>) -> tensor<1x29x8xf32> loc("flows.2/conv_proj/Conv")
+  %1 = mp.mul %0, %mask : (tensor<1x29x8xf32>, tensor<1x1x8xf32>) -> tensor<1x29x8xf32> loc("flows.2/Mul")
+  %2 = mp.transpose %1 {perm = array<i64: 0, 2, 1>} : tensor<1x29x8xf32> -> tensor<1x8x29xf32> loc("flows.2/Transpose")
+  %3 = mp.reshape %2, %shape : (tensor<1x8x29xf32>, tensor<2xi64>) -> tensor<8x29xf32> loc("flows.2/Reshape")
+  %4 = mp.slice %3, %s0, %s10 axes %axis : (tensor<8x29xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<8x10xf32> loc("flows.2/Slice")
+  %5 = mp.div %4, %scale : (tensor<8x10xf32>, tensor<f32>) -> tensor<8x10xf32> loc("flows.2/Div")
+  %6 = mp.softmax %5 {axes = array<i64: 1>} : tensor<8x10xf32> loc("flows.2/Softmax_1")
+  %7 = mp.mul %keep, %6 : (tensor<f32>, tensor<8x10xf32>) -> tensor<8x10xf32> loc("flows.2/Mul_16")
+  %8 = mp.add %7, %min : (tensor<8x10xf32>, tensor<f32>) -> tensor<8x10xf32> loc("flows.2/Add_11")
+  %9 = mp.cumsum %8 {axis = -1 : i64} : tensor<8x10xf32> loc("flows.2/CumSum_1")
+  %10 = mp.pad %9, %pads value %zero : (tensor<8x10xf32>, tensor<4xi64>, tensor<f32>) -> tensor<8x11xf32> loc("flows.2/Pad_2")
+  %11 = mp.unsqueeze %x {axes = array<i64: 1>} : tensor<8xf32> -> tensor<8x1xf32> loc("flows.2/Unsqueeze_23")
+  %12 = mp.greater_or_equal %11, %10 : (tensor<8x1xf32>, tensor<8x11xf32>) -> tensor<8x11xi1> loc("flows.2/GreaterOrEqual_1")
+  %13 = mp.cast %12 {to = i64} : tensor<8x11xi1> -> tensor<8x11xi64> loc("flows.2/Cast_4")
+  %14 = mp.reduce_sum %13 {axes = array<i64: -1>, keepdims = false} : tensor<8x11xi64> -> tensor<8xi64> loc("flows.2/ReduceSum")
+  %15 = mp.sub %14, %one : (tensor<8xi64>, tensor<i64>) -> tensor<8xi64> loc("flows.2/Sub_3")
+  %16 = mp.unsqueeze %15 {axes = array<i64: 1>} : tensor<8xi64> -> tensor<8x1xi64> loc("flows.2/Unsqueeze_24")
+  %17 = mp.gather_elements %10, %16 {axis = -1 : i64} : (tensor<8x11xf32>, tensor<8x1xi64>) -> tensor<8x1xf32> loc("flows.2/GatherElements")
+  return %17 : tensor<8x1xf32>
+}
+// CHECK-LABEL: func.func @guard_spline_bin(
+// CHECK: %[[CONV:.+]] = mp.conv {{.*}}mp.precision = #mp.precision<compute = f16, accumulate = f32, cls = allow, rule = "allow class of Conv">
+// CHECK: mp.mul %[[CONV]], {{.*}}compute = f32, cls = infer, rule = "shape/index guard: feeds operand #1 of 'flows.2/GatherElements'"
+// CHECK: mp.softmax {{.*}}compute = f32, {{.*}}rule = "shape/index guard: feeds operand #1 of 'flows.2/GatherElements'"
+// CHECK: mp.cumsum {{.*}}compute = f32, {{.*}}rule = "shape/index guard: feeds operand #1 of 'flows.2/GatherElements'"
+// CHECK: mp.greater_or_equal {{.*}}compute = f32, {{.*}}rule = "shape/index guard: feeds operand #1 of 'flows.2/GatherElements'"
+// EXACT-LABEL: func.func @guard_spline_bin(
+// EXACT: mp.conv {{.*}}mp.precision = #mp.precision<compute = f32, cls = allow, rule = "shape/index guard: feeds operand #1 of 'flows.2/GatherElements'">
 
 // -----
 

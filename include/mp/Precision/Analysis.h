@@ -94,8 +94,10 @@ public:
   /// `keepIoTypes`: the graph's inputs and outputs keep their types (what
   /// mp-assign-precision's keep-io-types decides); data movement that
   /// carries an input to an output of the same type then computes in it.
+  /// `indexGuard`: how far back the shape/index guard reaches.
   PrecisionAnalysis(mlir::Operation *root, const PrecisionPolicy &policy,
-                    const RangeOptions &ranges = {}, bool keepIoTypes = true);
+                    const RangeOptions &ranges = {}, bool keepIoTypes = true,
+                    IndexGuard indexGuard = IndexGuard::Arithmetic);
 
   /// Precision nodes in walk order (post-order: nested ops first).
   llvm::ArrayRef<mlir::Operation *> nodes() const { return order; }
@@ -115,7 +117,7 @@ public:
 
 private:
   void classify(const PrecisionPolicy &policy);
-  void applyGuards();
+  void applyGuards(IndexGuard indexGuard);
   void checkConstants();
   void checkRanges(const RangeOptions &options);
   /// Keeps `op`, and every node reading result `result` of it, in fp32

@@ -28,6 +28,23 @@ namespace mp {
 /// The element type an op computes in.
 enum class Compute { F16, F32 };
 
+/// How far back the shape/index guard keeps ops in their types.
+enum class IndexGuard {
+  /// The arithmetic that computes a shape, index or count, back to the
+  /// contractions (the built-in allow ops: MatMul, Conv, attention, ...)
+  /// whose outputs it reads; those follow their class.
+  Arithmetic,
+  /// Every op the shape, index or count depends on, contractions included:
+  /// discrete results computed from learned values (output lengths from
+  /// predicted durations, argmax-chosen tokens) are those of fp32.
+  Exact,
+};
+
+/// "arithmetic" or "exact".
+llvm::StringRef stringifyIndexGuard(IndexGuard guard);
+/// The IndexGuard named `name`, or nothing.
+std::optional<IndexGuard> parseIndexGuard(llvm::StringRef name);
+
 /// One row of the built-in policy.
 struct DefaultPolicyEntry {
   /// ONNX op type (default domain or com.microsoft).
@@ -88,6 +105,8 @@ public:
   std::vector<std::string> unmatchedPatterns() const;
 
   std::optional<bool> keepIoTypes;
+  /// The policy's `index_guard` (default: IndexGuard::Arithmetic).
+  std::optional<IndexGuard> indexGuard;
 
 private:
   struct Pattern {

@@ -16,6 +16,10 @@ namespace mp {
 /// decision) says, or forced.
 enum class KeepIoTypes { Policy, Yes, No };
 
+/// How far back the shape/index guard reaches (the passes' `index-guard`):
+/// as the policy's `index_guard` says (default arithmetic), or forced.
+enum class IndexGuardChoice { Policy, Arithmetic, Exact };
+
 #define GEN_PASS_DECL
 #include "mp/Transforms/Passes.h.inc"
 

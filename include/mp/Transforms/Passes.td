@@ -37,7 +37,10 @@ def AssignPrecision : Pass<"mp-assign-precision", "mlir::ModuleOp"> {
     values exceed fp16's range with a margin, or mostly fall below its
     normal range, keep fp32 together with their readers; without it, static
     magnitude bounds do the same where they prove an overflow is possible.
-    The plan records the rule and the figure.
+    The plan records the rule and the figure. `index-guard=exact` makes the
+    shape/index guard keep every op a shape, index or count depends on;
+    `arithmetic` (the policy's default) stops it at contractions, whose
+    outputs are learned values.
   }];
   let options = [
     Option<"policyFile", "policy", "std::string", /*default=*/"\"\"",
@@ -65,6 +68,19 @@ def AssignPrecision : Pass<"mp-assign-precision", "mlir::ModuleOp"> {
            "Without ranges: keep in fp32 what magnitude bounds derived from "
            "weights, normalizations and bounded activations show can "
            "overflow fp16">,
+    Option<"indexGuard", "index-guard", "::mp::IndexGuardChoice",
+           /*default=*/"::mp::IndexGuardChoice::Policy",
+           "How far back the shape/index guard keeps ops in their types",
+           [{::llvm::cl::values(
+             clEnumValN(::mp::IndexGuardChoice::Policy, "policy",
+                        "as the policy's index_guard says (default: "
+                        "arithmetic)"),
+             clEnumValN(::mp::IndexGuardChoice::Arithmetic, "arithmetic",
+                        "the index arithmetic, up to the contractions whose "
+                        "outputs it reads"),
+             clEnumValN(::mp::IndexGuardChoice::Exact, "exact",
+                        "everything the index depends on, contractions "
+                        "included"))}]>,
   ];
   let dependentDialects = ["::mp::MpDialect"];
 }

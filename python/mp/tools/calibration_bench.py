@@ -659,7 +659,7 @@ def emit(tag, obj):
 try:
     import mp
     t0 = time.perf_counter()
-    model = mp.compile(args["model"], precision=args["precision"])
+    model = mp.compile(args["model"], precision=args["precision"], policy=args.get("policy"))
     emit("MP-META", {"compile_s": time.perf_counter() - t0})
 except BaseException as e:
     emit("MP-META", {"error": (type(e).__name__ + ": " + str(e)).strip().splitlines()[0][:300]})
@@ -778,9 +778,9 @@ def run_ort_shapes(model: Path, sets: list[dict], optimize: bool = True) -> list
 
 
 def run_mp_shapes(mp_run: Path, model: Path, precision: str, inputs: list[str],
-                  sets: list[dict], npz: Path, timeout: float) -> dict:
-    """mp (Python API, ``mp.compile(model, precision)`` once) on each input set, in a child
-    process (MP_LENGTH_CHILD) with the library of ``mp_run``'s build."""
+                  sets: list[dict], npz: Path, timeout: float, policy: Path | None = None) -> dict:
+    """mp (Python API, ``mp.compile(model, precision, policy)`` once) on each input set, in a
+    child process (MP_LENGTH_CHILD) with the library of ``mp_run``'s build."""
     np.savez(npz, **{f"s{i}_in{j}": feeds[n] for i, feeds in enumerate(sets)
                      for j, n in enumerate(inputs)})
     env = dict(os.environ)
@@ -788,7 +788,8 @@ def run_mp_shapes(mp_run: Path, model: Path, precision: str, inputs: list[str],
     env["PYTHONPATH"] = os.pathsep.join([str(Path(mp_models.__file__).resolve().parents[2]),
                                          *filter(None, [env.get("PYTHONPATH")])])
     arg = json.dumps({"model": str(model), "precision": precision, "npz": str(npz),
-                      "inputs": inputs, "k": len(sets)})
+                      "inputs": inputs, "k": len(sets),
+                      "policy": str(policy) if policy else None})
     t0 = time.perf_counter()
     try:
         proc = subprocess.run([sys.executable, "-c", MP_LENGTH_CHILD, arg], capture_output=True,
@@ -856,9 +857,11 @@ def _rounding_input_types(model: onnx.ModelProto, hazard: list[str]) -> dict[str
 
 
 def length_check(model: Path, mp_run: Path, work: Path, timeout: float,
-                 autocast_model: Path | None, hazard: list[str]) -> dict:
+                 autocast_model: Path | None, hazard: list[str],
+                 exact_policy: Path | None = None) -> dict:
     """Output shapes on LENGTH_INPUTS random token inputs: onnxruntime on the original
-    (the reference), mp mixed and mp fp32 (one compile each), AutoCast's converted model
+    (the reference), mp mixed, mp fp32 and, with ``exact_policy``, mp mixed under that
+    policy (``mp_mixed_exact``; one compile each), AutoCast's converted model
     in onnxruntime (when given; with onnxruntime's default graph optimizations, and again
     without). Where the original itself rounds an fp16 value (``reference_fp16``: a
     model stored in fp16), the builds are also compared with mp fp32."""
@@ -877,11 +880,13 @@ def length_check(model: Path, mp_run: Path, work: Path, timeout: float,
     ref = res["ort_reference"]["runs"]
     res["ref_lengths"] = [r["shapes"][0][-1] if "shapes" in r and r["shapes"] and r["shapes"][0]
                           else None for r in ref]
-    for precision in ("mixed", "fp32"):
-        key = f"mp_{precision}"
+    builds = [("mp_mixed", "mixed", None), ("mp_fp32", "fp32", None)]
+    if exact_policy is not None:
+        builds.append(("mp_mixed_exact", "mixed", exact_policy))
+    for key, precision, policy in builds:
         try:
             res[key] = run_mp_shapes(mp_run, model, precision, tok["inputs"], sets,
-                                     work / f"length_{precision}.npz", timeout)
+                                     work / f"length_{key}.npz", timeout, policy)
             res[key]["compare"] = compare_lengths(ref, res[key]["runs"], tok["seeds"])
         except StepError as e:
             res[key] = {"error": str(e)}
@@ -901,7 +906,7 @@ def length_check(model: Path, mp_run: Path, work: Path, timeout: float,
             res["autocast"]["rounding_input_types_error"] = precision_bench.short_error(e)
     if res["reference_fp16"] and "runs" in res.get("mp_fp32", {}):
         alt = res["mp_fp32"]["runs"]
-        for key in ("mp_mixed", "autocast"):
+        for key in ("mp_mixed", "mp_mixed_exact", "autocast"):
             if "runs" in res.get(key, {}):
                 res[key]["compare_mp_fp32"] = compare_lengths(alt, res[key]["runs"], tok["seeds"])
     return res
@@ -1010,12 +1015,32 @@ def measure(m: dict, mp_run: Path, work: Path, timeout: float,
     if hazard:
         ac_model = work / "autocast.onnx"
         ac_ok = steps.get("autocast", {}).get("ok") and ac_model.is_file()
+        # The same mixed build with the shape/index guard reaching the contractions too
+        # (docs/precision.md: index_guard "exact"): its FLOP share and accuracy.
+        exact_policy = work / "policy_exact.json"
+        exact_policy.write_text(json.dumps({"index_guard": "exact"}) + "\n")
+        exact = step("exact", lambda: mp_run_outputs(
+            mp_run, model, eval_dir, work / "exact", timeout,
+            ["--precision", "mixed", "--policy", str(exact_policy),
+             "--plan", str(work / "plan_exact.json")], "mixed (index_guard exact)"))
+        if exact["ok"] or (work / "plan_exact.json").is_file():
+            step("plan_exact", lambda: plan_summary(work / "plan_exact.json"))
+        if exact["ok"] and fp32["ok"]:
+            step("metrics_exact", lambda: compare(exact["outputs"], fp32["outputs"],
+                                                  m["dir"], m["source"]))
+        if fl["ok"] and steps.get("plan_exact", {}).get("ok"):
+            rc = recount(steps["plan_exact"]["nodes"], fl["records"])
+            steps["plan_exact"]["recount"] = rc.pop("share")
+            steps["plan_exact"]["recount_detail"] = rc
 
         def lengths():
-            res = length_check(model, mp_run, work, timeout, ac_model if ac_ok else None, hazard)
-            plan = steps.get("plan_default", {}).get("nodes") or {}
-            res["mp_rounding_compute"] = {h: (plan[h].get("compute"), plan[h].get("rule"))
-                                          for h in hazard if h in plan}
+            res = length_check(model, mp_run, work, timeout, ac_model if ac_ok else None, hazard,
+                               exact_policy)
+            for key, plan_key in (("mp_rounding_compute", "plan_default"),
+                                  ("mp_exact_rounding_compute", "plan_exact")):
+                plan = steps.get(plan_key, {}).get("nodes") or {}
+                res[key] = {h: (plan[h].get("compute"), plan[h].get("rule"))
+                            for h in hazard if h in plan}
             if not ac_ok:
                 res["autocast"] = {"error": ("not converted: " + steps["autocast"].get("error", "?"))
                                    if "autocast" in steps else "not run"}
@@ -1025,9 +1050,9 @@ def measure(m: dict, mp_run: Path, work: Path, timeout: float,
 
     r["seconds"] = time.perf_counter() - t0
     # Drop what the JSON does not need (arrays, full plans, per-node FLOPs).
-    for key in ("fp32", "default", "calibrated"):
+    for key in ("fp32", "default", "calibrated", "exact"):
         steps.get(key, {}).pop("outputs", None)
-    for key in ("plan_default", "plan_calibrated"):
+    for key in ("plan_default", "plan_calibrated", "plan_exact"):
         if key in steps:
             steps[key].pop("nodes", None)
     if "flops" in steps:
@@ -1368,7 +1393,7 @@ def length_summary_lines(results: list[dict]) -> list[str]:
     if not rows and not fp16:
         return []
     totals = {}
-    for key in ("mp_mixed", "mp_fp32", "autocast"):
+    for key in ("mp_mixed", "mp_mixed_exact", "mp_fp32", "autocast"):
         eq = tot = 0
         for r in rows:
             c = r["steps"]["length"].get(key, {}).get("compare")
@@ -1378,6 +1403,7 @@ def length_summary_lines(results: list[dict]) -> list[str]:
     line = (f"- Output length under fp16 ({LENGTH_INPUTS} random {LENGTH_TOKENS}-token inputs on "
             f"{len(rows)} models whose output length depends on computed values): equal to "
             f"onnxruntime fp32's on {totals['mp_mixed']} inputs for mp mixed, "
+            f"{totals['mp_mixed_exact']} for mp mixed with `index_guard` exact, "
             f"{totals['mp_fp32']} for mp fp32, {totals['autocast']} for AutoCast (defaults)")
     if fp16:
         line += ("; not counted: " + ", ".join(f"`{r['name']}`" for r in fp16)
@@ -1399,9 +1425,10 @@ def length_lines(results: list[dict], meta: dict) -> list[str]:
            f"on how many the output shapes equal those of onnxruntime on the original model "
            f"(fp32 unless marked). FLOP shares: the run-time count on `test_data_set_0` (the "
            f"columns above).", ""]
-    cols = ["model", "mp mixed: lengths equal to fp32", "mp fp32: equal", "AutoCast: equal",
-            "AutoCast FLOP share", "mp mixed FLOP share", "reference length (onnxruntime)",
-            "vocab", "seconds (mp mixed / mp fp32: compile + runs)"]
+    cols = ["model", "mp mixed: lengths equal to fp32", "mp mixed, index_guard exact: equal",
+            "mp fp32: equal", "AutoCast: equal", "AutoCast FLOP share", "mp mixed FLOP share",
+            "mp mixed, index_guard exact: FLOP share", "reference length (onnxruntime)",
+            "vocab", "seconds (mp mixed / exact / fp32: compile + runs)"]
     rows, notes = [], []
     reason = meta.get("autocast_reason")
     for r in hz:
@@ -1409,22 +1436,23 @@ def length_lines(results: list[dict], meta: dict) -> list[str]:
         L = s.get("length", {})
         if not L.get("ok"):
             rows.append([f"`{r['name']}`", "error: " + report_short(L.get("error", "not run"), 150),
-                         *[""] * 7])
+                         *[""] * (len(cols) - 2)])
             continue
         lens = [x for x in L.get("ref_lengths", []) if x is not None]
         ac = L.get("autocast")
         if reason:
             ac = {"error": f"n/a ({reason})"}
         secs = " / ".join(f"{L[k]['seconds']:.0f}" if "seconds" in L.get(k, {}) else "—"
-                          for k in ("mp_mixed", "mp_fp32"))
+                          for k in ("mp_mixed", "mp_mixed_exact", "mp_fp32"))
         name = f"`{r['name']}`" + (" (reference rounds fp16)" if L.get("reference_fp16") else "")
-        rows.append([name, _length_cell(L.get("mp_mixed")), _length_cell(L.get("mp_fp32")),
-                     _length_cell(ac), autocast_cell(s, "autocast", reason),
-                     share_cell(s, "default"),
+        rows.append([name, _length_cell(L.get("mp_mixed")), _length_cell(L.get("mp_mixed_exact")),
+                     _length_cell(L.get("mp_fp32")), _length_cell(ac),
+                     autocast_cell(s, "autocast", reason), share_cell(s, "default"),
+                     share_cell(s, "exact") if "plan_exact" in s else "—",
                      f"{min(lens)}–{max(lens)}" if lens else "—",
                      str(L.get("vocab")), secs])
         notes.append(_length_note(r))
-    out += report.table(cols, rows, align="lllllrrrr")
+    out += report.table(cols, rows, align="llllllrrrrr")
     out += ["", *[n for n in notes if n]]
     para = _length_paragraph(hz)
     if para:
@@ -1442,10 +1470,14 @@ def _length_note(r: dict) -> str:
                         "onnxruntime on it is no fp32 reference")
     for h, (compute, rule) in (L.get("mp_rounding_compute") or {}).items():
         bits.append(f"mp's plan computes `{h}` in {compute} ({rule})")
+    exact = L.get("mp_exact_rounding_compute") or {}
+    if exact and exact != (L.get("mp_rounding_compute") or {}):
+        bits += [f"with `index_guard` exact in {c} ({rule})" for c, rule in exact.values()]
     for h, t in (L.get("autocast", {}).get("rounding_input_types") or {}).items():
         bits.append(f"in AutoCast's model `{h}` reads {t}")
     alt = [f"{label} {_count(L[key]['compare_mp_fp32'])}" for key, label in
-           (("mp_mixed", "mp mixed"), ("autocast", "AutoCast"))
+           (("mp_mixed", "mp mixed"), ("mp_mixed_exact", "mp mixed (exact)"),
+            ("autocast", "AutoCast"))
            if "compare_mp_fp32" in L.get(key, {})]
     if alt:
         bits.append("lengths equal to mp fp32's instead: " + ", ".join(alt))
@@ -1453,59 +1485,53 @@ def _length_note(r: dict) -> str:
 
 
 def _length_paragraph(hz: list[dict]) -> str:
-    """Why output length matters for "fp16 FLOP share ≥ AutoCast", from the numbers (models
-    with an fp32 reference only)."""
+    """What the measured lengths and shares say about "fp16 FLOP share ≥ AutoCast" (models
+    with an fp32 reference only): mp's default build against AutoCast's at their shares,
+    and what `index_guard` exact buys at its share."""
     facts = []
     for r in hz:
         s = r["steps"]
         if not _fp32_reference(r):
             continue
         L = s["length"]
-        ac, mm = L.get("autocast", {}).get("compare"), L.get("mp_mixed", {}).get("compare")
-        a_share, m_share = s.get("autocast", {}), s.get("plan_default", {})
-        if not (ac and mm and a_share.get("ok") and m_share.get("recount") is not None):
-            continue
-        facts.append((r, ac, mm, a_share["contraction_flops_f16_share"], m_share["recount"]))
+        cmp = {k: L.get(k, {}).get("compare") for k in ("autocast", "mp_mixed", "mp_mixed_exact")}
+        shares = {"autocast": s.get("autocast", {}).get("contraction_flops_f16_share")
+                  if s.get("autocast", {}).get("ok") else None,
+                  "mp_mixed": s.get("plan_default", {}).get("recount"),
+                  "mp_mixed_exact": s.get("plan_exact", {}).get("recount")}
+        if cmp["autocast"] and cmp["mp_mixed"] and None not in (shares["autocast"], shares["mp_mixed"]):
+            facts.append((r, cmp, shares))
     if not facts:
         return ""
-    ac_bad = [f for f in facts if f[1]["equal"] < f[1]["total"]]
-    mp_bad = [f for f in facts if f[2]["equal"] < f[2]["total"]]
-    text = ("**Why this matters for \"fp16 FLOP share ≥ AutoCast\".** On these models the "
-            "output length is `ceil()` of durations the model predicts, so the precision of the "
-            "duration predictor decides how long the output is. ")
-    if ac_bad:
-        text += ("AutoCast's model (fp16 share "
-                 + ", ".join(_pct(f[3]) for f in ac_bad) + ") gives an output of another length "
-                 "than onnxruntime fp32's on "
-                 + ", ".join(f"`{r['name']}` ({a['total'] - a['equal']} of {a['total']} inputs)"
-                             for r, a, _, _, _ in ac_bad) + "; ")
-    else:
-        text += "AutoCast's model keeps fp32's output length on every input measured here; "
-    if mp_bad:
-        text += ("mp's mixed build changes it on "
-                 + ", ".join(f"`{r['name']}` ({m['total'] - m['equal']} of {m['total']})"
-                             for r, _, m, _, _ in mp_bad) + ". ")
-    else:
-        text += ("mp's mixed build (fp16 share " + ", ".join(_pct(f[4]) for f in facts)
-                 + f") keeps it on all {sum(m['total'] for _, _, m, _, _ in facts)} inputs")
-        rules = {rule for r, *_ in facts for compute, rule in
-                 (r["steps"]["length"].get("mp_rounding_compute") or {}).values()
-                 if compute == "f32"}
-        text += ((": its plans compute the rounding op in fp32 ("
-                  + "; ".join(f"rule `{x}`" for x in sorted(rules)) + ")") if rules else "") + ". "
-    ac16 = [r["name"] for r, *_ in ac_bad
-            if "FLOAT16" in (r["steps"]["length"]["autocast"].get("rounding_input_types") or {}).values()]
+
+    def counts(key):
+        return ", ".join(f"`{r['name']}` {_count(c[key])} at {_pct(sh[key])}"
+                         for r, c, sh in facts if c.get(key) and sh.get(key) is not None)
+
+    text = ("**Output length and fp16 FLOP share.** On these models the output length is "
+            "`ceil()` of durations the model predicts, so fp16 error in the duration predictor "
+            "can move the length by a frame. Inputs whose output length equals onnxruntime "
+            "fp32's, at each build's fp16 FLOP share: mp mixed " + counts("mp_mixed")
+            + "; AutoCast " + counts("autocast") + ".")
+    rules = sorted({rule for r, *_ in facts for compute, rule in
+                    (r["steps"]["length"].get("mp_rounding_compute") or {}).values()
+                    if compute == "f32"})
+    ac16 = [r["name"] for r, *_ in facts
+            if "FLOAT16" in (r["steps"]["length"].get("autocast", {})
+                             .get("rounding_input_types") or {}).values()]
+    where = []
+    if rules:
+        where.append("mp computes the ops from the last contraction to the rounding in fp32 ("
+                     + "; ".join(f"rule `{x}`" for x in rules) + ")")
     if ac16:
-        text += ("In AutoCast's model the rounding op reads float16 ("
-                 + ", ".join(f"`{n}`" for n in ac16) + "): the durations it rounds carry "
-                 "fp16's error, enough to move `ceil()` of a duration. ")
-    if ac_bad:
-        text += ("A build whose output has a different length is not the fp32 computation in "
-                 "fewer bits (no per-sample comparison with the reference exists), so on these "
-                 "models AutoCast's higher share includes work whose fp16 result changes the "
-                 "output (the contractions mp keeps in fp32 instead, and why, are listed under "
-                 "\"Contractions mp's calibrated plan keeps in fp32\"), and a share ≥ "
-                 "AutoCast's is only a fair target between builds that keep the output length.")
+        where.append("in AutoCast's model the rounding op reads float16 ("
+                     + ", ".join(f"`{n}`" for n in ac16) + ")")
+    if where:
+        text += " Both builds run the duration predictor's contractions in fp16; " \
+            + "; ".join(where) + "."
+    if any(c.get("mp_mixed_exact") for _, c, _ in facts):
+        text += (" With `index_guard` exact (docs/precision.md), mp keeps every op the length "
+                 "depends on in fp32, contractions included: " + counts("mp_mixed_exact") + ".")
     return text
 
 
