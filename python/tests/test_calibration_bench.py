@@ -267,3 +267,35 @@ def test_length_section_reports_the_measured_hazard():
     assert "Output length and fp16 FLOP share" not in text
     summary = cb.length_summary_lines(results)[0]
     assert "on 0 models" in summary and "not counted: `speech/vits`" in summary
+
+
+def test_share_summary_compares_with_every_autocast_conversion_unrounded():
+    def row(name, mine, default=None, calib=None):
+        steps = {"plan_calibrated": {"ok": True, "recount": mine}}
+        for key, share in (("autocast", default), ("autocast_calib", calib)):
+            steps[key] = ({"ok": True, "contraction_flops_f16_share": share} if share is not None
+                          else {"ok": False, "error": "x"})
+        return {"name": name, "steps": steps}
+    rows = [row("a", 1.0, 1.0, 1.0), row("b", 0.9995, 0.9996), row("c", 0.5, None, 0.4),
+            row("d", 0.7)]
+    line = cb.share_summary_lines(rows)[0]
+    assert "**2/3** models" in line
+    assert "below: `b` (99.95 % < 99.96 %)" in line
+    assert "not compared (AutoCast converted neither way, or no count): `d`" in line
+
+
+def test_recount_finds_unnamed_contractions_by_their_first_output():
+    # An unnamed node: mp's plan calls it "OpType(first output)", the bench's records
+    # "OpType__bench<i>" (precision_bench.name_nodes) with mp's name beside it.
+    node = helper.make_node("MatMul", ["a", "b"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 2])
+                                            for n in "ab"],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])])
+    model = helper.make_model(graph)
+    cb.precision_bench.name_nodes(model)
+    info = cb.precision_bench.infer_types(model)
+    records = cb.node_flops(model, info)
+    assert records["MatMul__bench0"]["mp_name"] == "MatMul(y)"
+    rc = cb.recount({"MatMul(y)": {"op_type": "MatMul", "compute": "f16"}}, records)
+    assert rc["share"] == 1.0 and rc["not_in_plan"] == []
+    assert rc["matched_by_name"] == {"MatMul(y)": "MatMul__bench0"}

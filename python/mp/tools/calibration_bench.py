@@ -118,8 +118,10 @@ METHOD = """\
   everything when onnxruntime cannot run the model so) come from onnx shape inference with
   the graph inputs fixed to `test_data_set_0`'s shapes (unknown dims = 1), and the cell
   says so. *Default* and *calibrated*: mp's plan decisions (plan JSON `nodes`, by node
-  name: `compute` f16 or f32) weighed with these FLOPs, and `nodes_f16/nodes_total` of the
-  plan. *mp plan's static estimate*: the plan's own `summary.contraction_flops_f16_share`,
+  name, an unnamed node by mp's name for it, `OpType(first output)`: `compute` f16 or
+  f32) weighed with these FLOPs, and `nodes_f16/nodes_total` of the plan. The Summary
+  compares the calibrated share with AutoCast's unrounded, against every AutoCast
+  conversion that succeeded. *mp plan's static estimate*: the plan's own `summary.contraction_flops_f16_share`,
   made before any run (dims that depend on computed values count as 1); the Summary
   compares it with the run-time count.
 - **AutoCast**: `modelopt.onnx.autocast.convert_to_mixed_precision(MODEL)` with its
@@ -130,6 +132,10 @@ METHOD = """\
   (precision_bench.name_nodes) and external data are inlined. The share is counted with
   the same run-time FLOPs (nodes matched by name); a node is f16 when all its float
   inputs and outputs are float16 (precision_bench.count_precision).
+- **index_guard exact** (models with an output-length hazard, below): the mixed build
+  with the policy `{"index_guard": "exact"}` (docs/precision.md: the shape/index guard
+  keeps every op a shape depends on, contractions included; the default stops at
+  contractions), its run-time share counted as above.
 - **Output length** (models with a Ceil/Floor/Round of a value computed from a graph
   input's values whose result reaches an operand that sets a shape or size: Range limits,
   Reshape/Expand/Tile/ConstantOfShape shapes, Slice bounds, Pad, Resize, NonZero, ...;
@@ -502,6 +508,9 @@ def node_flops(original: onnx.ModelProto, info: dict, exact: set | None = None) 
     records = {}
     for node in precision_bench.all_nodes(original):
         rec = {"op_type": node.op_type, "flops": 0.0}
+        outputs = [x for x in node.output if x]
+        if "__bench" in node.name and outputs:
+            rec["mp_name"] = f"{node.op_type}({outputs[0]})"
         if node.domain in ("", "ai.onnx") and node.op_type in precision_bench.CONTRACTIONS:
             rec["flops"] = precision_bench.contraction_flops(node, info)
         elif node.domain == "com.microsoft" and node.op_type in MS_ATTENTION:
@@ -523,14 +532,16 @@ def count_share(converted: onnx.ModelProto, records: dict) -> dict:
 
 
 def recount(plan_nodes: dict, records: dict) -> dict:
-    """mp's plan decisions (``compute`` per node, matched to ``records`` by node name)
+    """mp's plan decisions (``compute`` per node, matched to ``records`` by node name, or
+    for nodes the original leaves unnamed by mp's name for them: :func:`_match_unnamed`)
     weighted with :func:`node_flops`' FLOPs: the fp16 share (None without contraction
     FLOPs), and the contractions of the plan the records lack (``unmatched``) and the
     ones with FLOPs that the plan lacks (``not_in_plan``)."""
     total = f16 = 0.0
     unmatched = []
+    renamed = _match_unnamed(plan_nodes, records)
     for name, e in plan_nodes.items():
-        rec = records.get(name)
+        rec = records.get(renamed.get(name, name))
         if rec is None:
             if e.get("op_type") in precision_bench.CONTRACTIONS or e.get("op_type") in MS_ATTENTION:
                 unmatched.append(name)
@@ -539,9 +550,21 @@ def recount(plan_nodes: dict, records: dict) -> dict:
             continue
         total += rec["flops"]
         f16 += rec["flops"] if e.get("compute") == "f16" else 0.0
-    not_in_plan = sorted(n for n, r in records.items() if r["flops"] and n not in plan_nodes)
+    matched = set(plan_nodes) | set(renamed.values())
+    not_in_plan = sorted(n for n, r in records.items() if r["flops"] and n not in matched)
     return {"share": f16 / total if total else None, "flops": total, "flops_f16": f16,
-            "unmatched": sorted(unmatched), "not_in_plan": not_in_plan}
+            "unmatched": sorted(unmatched), "not_in_plan": not_in_plan,
+            "matched_by_name": dict(sorted(renamed.items()))}
+
+
+def _match_unnamed(plan_nodes: dict, records: dict) -> dict[str, str]:
+    """Plan key -> record name for nodes the original graph leaves unnamed: mp's importer
+    names them "OpType(first output)" (GraphImporter's displayName), the bench
+    "OpType__bench<i>" (precision_bench.name_nodes); records carry mp's name as
+    ``mp_name``."""
+    by_mp_name = {r["mp_name"]: name for name, r in records.items() if r.get("mp_name")}
+    return {key: by_mp_name[key] for key in plan_nodes
+            if key not in records and key in by_mp_name}
 
 
 def recount_plan(plan_nodes: dict, records: dict) -> float | None:
@@ -1201,6 +1224,7 @@ def summary_lines(results: list[dict]) -> list[str]:
         if below:
             lines.append(f"  - below a threshold or non-finite ({label}): "
                          + ", ".join(f"`{n}`" for n in dict.fromkeys(below)))
+    lines += share_summary_lines(rows)
     changed = [r for r in rows if r["steps"].get("kept", {}).get("ok")
                and r["steps"]["kept"]["kept"]]
     lines.append(f"- calibration kept nodes in fp32 on **{len(changed)}** models"
@@ -1212,6 +1236,34 @@ def summary_lines(results: list[dict]) -> list[str]:
     lines.append(f"- steps that failed (mp): {len(failed)}"
                  + ("" if not failed else ": " + "; ".join(f"`{n}` {k}: {e}" for n, k, e in failed)))
     return lines
+
+
+def share_summary_lines(rows: list[dict]) -> list[str]:
+    """Whether the calibrated plan's fp16 FLOP share (run-time count, unrounded) is at least
+    AutoCast's, against every AutoCast conversion that succeeded (defaults and with
+    calibration data); models AutoCast converted neither way are listed apart."""
+    compared, below, none = [], [], []
+    for r in rows:
+        s = r["steps"]
+        mine = s.get("plan_calibrated", {}).get("recount")
+        theirs = [s[k]["contraction_flops_f16_share"] for k in ("autocast", "autocast_calib")
+                  if s.get(k, {}).get("ok") and s[k].get("contraction_flops_f16_share") is not None]
+        if mine is None or not theirs:
+            none.append(r["name"])
+            continue
+        compared.append(r["name"])
+        # 1e-9: the same FLOPs summed in another order.
+        if mine < max(theirs) - 1e-9:
+            below.append(f"`{r['name']}` ({_pct(mine, 2)} < {_pct(max(theirs), 2)})")
+    line = (f"- fp16 FLOP share, calibrated ≥ AutoCast's (every conversion of it that "
+            f"succeeded, defaults and with calibration data; unrounded run-time counts): "
+            f"**{len(compared) - len(below)}/{len(compared)}** models")
+    if below:
+        line += "; below: " + ", ".join(below)
+    if none:
+        line += ("; not compared (AutoCast converted neither way, or no count): "
+                 + ", ".join(f"`{n}`" for n in none))
+    return [line]
 
 
 def worse_lines(results: list[dict]) -> list[str]:
