@@ -281,7 +281,8 @@ def test_share_summary_compares_with_every_autocast_conversion_unrounded():
     line = cb.share_summary_lines(rows)[0]
     assert "**2/3** models" in line
     assert "below: `b` (99.95 % < 99.96 %)" in line
-    assert "not compared (AutoCast converted neither way, or no count): `d`" in line
+    assert ("not compared (AutoCast converted neither way, or no count; in brackets mp's "
+            "calibrated share): `d` (70.0 %)") in line
 
 
 def test_recount_finds_unnamed_contractions_by_their_first_output():

@@ -1249,7 +1249,7 @@ def share_summary_lines(rows: list[dict]) -> list[str]:
         theirs = [s[k]["contraction_flops_f16_share"] for k in ("autocast", "autocast_calib")
                   if s.get(k, {}).get("ok") and s[k].get("contraction_flops_f16_share") is not None]
         if mine is None or not theirs:
-            none.append(r["name"])
+            none.append(f"`{r['name']}`" + (f" ({_pct(mine)})" if mine is not None else ""))
             continue
         compared.append(r["name"])
         # 1e-9: the same FLOPs summed in another order.
@@ -1261,8 +1261,8 @@ def share_summary_lines(rows: list[dict]) -> list[str]:
     if below:
         line += "; below: " + ", ".join(below)
     if none:
-        line += ("; not compared (AutoCast converted neither way, or no count): "
-                 + ", ".join(f"`{n}`" for n in none))
+        line += ("; not compared (AutoCast converted neither way, or no count; in brackets "
+                 "mp's calibrated share): " + ", ".join(none))
     return [line]
 
 
