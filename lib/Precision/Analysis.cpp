@@ -22,6 +22,13 @@ static std::string formatNumber(double v) {
   return llvm::formatv("{0}", llvm::format("%g", v)).str();
 }
 
+/// The built-in policy's row for `op`: by its ONNX op type, else its mp op.
+static const DefaultPolicyEntry *defaultEntryOf(Operation *op) {
+  if (const DefaultPolicyEntry *e = findDefaultEntry(onnxOpType(op)))
+    return e;
+  return findDefaultEntry(op->getName().getStringRef());
+}
+
 static std::string quoted(Operation *op) {
   std::string name = onnxNodeName(op);
   return "'" + (name.empty() ? op->getName().getStringRef().str() : name) + "'";
@@ -45,9 +52,7 @@ PrecisionAnalysis::PrecisionAnalysis(Operation *root,
   propagate();
   for (Operation *op : order) {
     Decision &d = decisions[op];
-    const DefaultPolicyEntry *e = findDefaultEntry(onnxOpType(op));
-    if (!e)
-      e = findDefaultEntry(op->getName().getStringRef());
+    const DefaultPolicyEntry *e = defaultEntryOf(op);
     d.accumulateF32 = d.compute == Compute::F16 && e && e->accumulateF32;
   }
 }
@@ -118,9 +123,7 @@ void PrecisionAnalysis::classify(const PrecisionPolicy &policy) {
 /// arithmetic on positions. The built-in class, so that a policy that allows
 /// an elementwise op does not let the guard stop there.
 static bool isBuiltinAllowOp(Operation *op) {
-  const DefaultPolicyEntry *e = findDefaultEntry(onnxOpType(op));
-  if (!e)
-    e = findDefaultEntry(op->getName().getStringRef());
+  const DefaultPolicyEntry *e = defaultEntryOf(op);
   return e && e->cls == PrecisionClass::allow;
 }
 
